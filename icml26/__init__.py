@@ -1,0 +1,77 @@
+"""icml26-gym: ICML 2026 methods as Gymnasium / PettingZoo environments, agents and benchmarks.
+
+``import icml26`` registers every environment id with Gymnasium (idempotently, through string
+entry points, without importing any simulator), so both of these work::
+
+    import icml26, gymnasium as gym
+    env = gym.make("icml26/PointReach-v0")
+    env = gym.make("icml26:icml26/PointReach-v0")   # without the explicit import
+
+Sub-packages: :mod:`icml26.envs`, :mod:`icml26.agents`, :mod:`icml26.benchmarks`,
+:mod:`icml26.leaderboards`, :mod:`icml26.testing`; the common language is
+:mod:`icml26.protocol`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# Every family has a lightweight ``icml26/envs/<family>/_specs.py`` holding ``ENV_SPECS`` (kwargs
+# for ``gymnasium.register`` plus ``doc``, a one-line description, and optionally
+# ``test_kwargs``, cheaper kwargs for the conformance tests) and, for multi-agent envs,
+# ``PARALLEL_ENVS`` (``name``, ``entry_point`` of a ParallelEnv factory, ``kwargs``, ``doc``).
+FAMILIES: tuple[str, ...] = (
+    "tutorial",
+    "driving",
+    "markov_games",
+    "looplm",
+    "boltzmann",
+    "spatial_causal",
+    "weather",
+)
+
+
+def env_specs(family: str | None = None) -> list[dict[str, Any]]:
+    """The registration records (``gymnasium.register`` kwargs) of one family or of all."""
+    fams = FAMILIES if family is None else (family,)
+    out: list[dict[str, Any]] = []
+    for fam in fams:
+        mod = importlib.import_module(f"icml26.envs.{fam}._specs")
+        for spec in getattr(mod, "ENV_SPECS", ()):
+            out.append({**spec, "family": fam})
+    return out
+
+
+def parallel_env_specs(family: str | None = None) -> list[dict[str, Any]]:
+    """PettingZoo ``ParallelEnv`` factories: ``{"name", "entry_point", "kwargs", "family"}``."""
+    fams = FAMILIES if family is None else (family,)
+    out: list[dict[str, Any]] = []
+    for fam in fams:
+        mod = importlib.import_module(f"icml26.envs.{fam}._specs")
+        for spec in getattr(mod, "PARALLEL_ENVS", ()):
+            out.append({**spec, "family": fam})
+    return out
+
+
+def register_envs() -> list[str]:
+    """Register every ``icml26/`` id with Gymnasium; safe to call any number of times."""
+    import gymnasium
+
+    ids = []
+    for spec in env_specs():
+        spec = dict(spec)
+        spec.pop("family")
+        spec.pop("doc", None)
+        spec.pop("test_kwargs", None)
+        ids.append(spec["id"])
+        if spec["id"] not in gymnasium.registry:
+            gymnasium.register(**spec)
+    return ids
+
+
+register_envs()
+
+__all__ = ["FAMILIES", "env_specs", "parallel_env_specs", "register_envs", "__version__"]

@@ -1,0 +1,1 @@
+"""The boltzmann family's agents (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The driving family's agents (being built; see its issue)."""

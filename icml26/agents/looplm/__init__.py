@@ -1,0 +1,1 @@
+"""The looplm family's agents (being built; see its issue)."""

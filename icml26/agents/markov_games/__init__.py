@@ -1,0 +1,1 @@
+"""The markov_games family's agents (being built; see its issue)."""

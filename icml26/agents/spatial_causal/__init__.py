@@ -1,0 +1,1 @@
+"""The spatial_causal family's agents (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The weather family's agents (being built; see its issue)."""

@@ -1,0 +1,144 @@
+"""The results store: one row per trial, written in its own transaction (SQLAlchemy).
+
+SQLite is the embedded default (a path or ``sqlite:///...``); a PostgreSQL URL
+(``postgresql+psycopg://user@host/db``) works the same way. Each finished or failed trial is
+committed as soon as it exists, so an interrupted run loses at most the trials in flight, and a
+re-run skips every trial already FINISHED.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from icml26.protocol import TrialResult
+
+DEFAULT_STORE = "results/icml26.db"
+_metadata = sa.MetaData()
+
+trials_table = sa.Table(
+    "icml26_trials",
+    _metadata,
+    sa.Column("key", sa.String(512), primary_key=True),
+    sa.Column("task_id", sa.String(200), nullable=False, index=True),
+    sa.Column("task_version", sa.Integer, nullable=False),
+    sa.Column("agent_name", sa.String(300), nullable=False, index=True),
+    sa.Column("agent_version", sa.String(100), nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("result_json", sa.Text, nullable=False),
+    sa.Column("stored_at", sa.String(40), nullable=False),
+)
+
+
+def store_url(location: str | os.PathLike[str] | None = None) -> str:
+    """Turn a path or URL (or ``$ICML26_STORE``, or the default) into a SQLAlchemy URL."""
+    loc = str(location) if location is not None else os.environ.get("ICML26_STORE", DEFAULT_STORE)
+    if "://" in loc:
+        return loc
+    path = Path(loc).expanduser().resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+class ResultsStore:
+    """Trial results keyed by :attr:`TrialResult.key` (task@version | agent#config | seed)."""
+
+    def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
+        self.url = store_url(location)
+        kwargs: dict[str, Any] = {"future": True}
+        if self.url.startswith("sqlite"):
+            kwargs["connect_args"] = {"timeout": 60}
+        self.engine = sa.create_engine(self.url, **kwargs)
+        if self.url.startswith("sqlite"):
+            @sa.event.listens_for(self.engine, "connect")
+            def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.close()
+
+        _metadata.create_all(self.engine)
+
+    def __repr__(self) -> str:
+        return f"ResultsStore({self.engine.url.render_as_string(hide_password=True)!r})"
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writes
+    def put(self, result: TrialResult) -> None:
+        """Store (or replace) one trial atomically."""
+        row = {
+            "key": result.key,
+            "task_id": result.task_id,
+            "task_version": result.task_version,
+            "agent_name": result.agent_name,
+            "agent_version": result.agent_version,
+            "seed": int(result.seed),
+            "status": result.status,
+            "result_json": result.to_json(),
+            "stored_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        }
+        with self.engine.begin() as conn:
+            conn.execute(sa.delete(trials_table).where(trials_table.c.key == row["key"]))
+            conn.execute(sa.insert(trials_table).values(**row))
+
+    def delete(self, keys: Iterable[str]) -> int:
+        keys = list(keys)
+        if not keys:
+            return 0
+        with self.engine.begin() as conn:
+            return int(conn.execute(sa.delete(trials_table).where(trials_table.c.key.in_(keys))).rowcount)
+
+    # ------------------------------------------------------------------ reads
+    def finished_keys(self) -> set[str]:
+        with self.engine.connect() as conn:
+            q = sa.select(trials_table.c.key).where(trials_table.c.status == "FINISHED")
+            return {r[0] for r in conn.execute(q)}
+
+    def get(self, key: str) -> TrialResult | None:
+        with self.engine.connect() as conn:
+            q = sa.select(trials_table.c.result_json).where(trials_table.c.key == key)
+            row = conn.execute(q).first()
+        return None if row is None else TrialResult.from_json(row[0])
+
+    def results(
+        self,
+        task_id: str | None = None,
+        agent_name: str | None = None,
+        status: str | None = None,
+    ) -> list[TrialResult]:
+        q = sa.select(trials_table.c.result_json).order_by(
+            trials_table.c.task_id, trials_table.c.agent_name, trials_table.c.seed
+        )
+        if task_id is not None:
+            q = q.where(trials_table.c.task_id == task_id)
+        if agent_name is not None:
+            q = q.where(trials_table.c.agent_name == agent_name)
+        if status is not None:
+            q = q.where(trials_table.c.status == status)
+        with self.engine.connect() as conn:
+            return [TrialResult.from_json(r[0]) for r in conn.execute(q)]
+
+    def count(self, status: str | None = None) -> int:
+        q = sa.select(sa.func.count()).select_from(trials_table)
+        if status is not None:
+            q = q.where(trials_table.c.status == status)
+        with self.engine.connect() as conn:
+            return int(conn.execute(q).scalar_one())
+
+
+def open_store(store: ResultsStore | str | os.PathLike[str] | None) -> ResultsStore:
+    return store if isinstance(store, ResultsStore) else ResultsStore(store)

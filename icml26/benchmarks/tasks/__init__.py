@@ -1,0 +1,1 @@
+"""Task definitions and family ``run_trial`` functions, one module per family."""

@@ -1,0 +1,1 @@
+"""The boltzmann family's environments (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The driving family's environments (being built; see its issue)."""

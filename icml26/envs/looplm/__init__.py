@@ -1,0 +1,1 @@
+"""The looplm family's environments (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The markov_games family's environments (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The spatial_causal family's environments (being built; see its issue)."""

@@ -1,0 +1,1 @@
+"""The weather family's environments (being built; see its issue)."""

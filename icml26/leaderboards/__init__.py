@@ -1,0 +1,1 @@
+"""Leaderboards: submission bundles, validation, verification by re-run, ranking and pages."""

@@ -1,0 +1,407 @@
+"""The common language of the suite: agents, budgets, tasks and trial results.
+
+Everything here is a plain, typed dataclass (or a ``typing.Protocol``) with an exact JSON
+round-trip, so results can be stored, shipped to a leaderboard and read back unchanged.
+
+* :class:`Agent` -- ``reset(seed)`` and ``act(observation, info) -> action``.
+* :class:`Learner` -- an agent that also has ``learn(env_or_dataset, budget)``.
+* :class:`Budget` -- what a learner may spend (env steps, data, energy evaluations, time).
+* :class:`Metric` / :class:`Task` -- what is measured and how a trial is run.
+* :class:`TrialOutcome` -- what a family's ``run_trial`` returns.
+* :class:`TrialResult` -- what the runner stores: the outcome plus provenance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Agent",
+    "Learner",
+    "Budget",
+    "Metric",
+    "Task",
+    "TrialOutcome",
+    "TrialResult",
+    "TrialStatus",
+    "derive_seed",
+    "config_hash",
+]
+
+TrialStatus = Literal["FINISHED", "FAILED"]
+Direction = Literal["max", "min"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that acts: ``reset(seed)`` then ``act(observation, info)`` each step.
+
+    Optional attributes read by the harness: ``version`` (str, default ``"0"``).
+    """
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+    def act(self, observation: Any, info: Mapping[str, Any] | None = None) -> Any: ...
+
+
+@runtime_checkable
+class Learner(Agent, Protocol):
+    """An agent that learns from an environment or a data set within a :class:`Budget`.
+
+    ``learn`` may return a dict of training statistics (curves, losses); the runner stores it
+    in ``TrialResult.extra["learn"]`` when it is JSON-serializable.
+    """
+
+    def learn(self, env_or_dataset: Any, budget: Budget) -> Mapping[str, Any] | None: ...
+
+
+def _check_nonnegative(name: str, value: float | int | None) -> None:
+    if value is not None and (not isinstance(value, (int, float)) or value < 0):
+        raise ValueError(f"Budget.{name}: expected a non-negative number or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a learner may spend. ``None`` means "not limited on this axis".
+
+    ``extra`` holds family-specific limits (for example ``{"rl_steps": 150}``).
+    """
+
+    env_steps: int | None = None
+    episodes: int | None = None
+    dataset_size: int | None = None
+    energy_evals: int | None = None
+    updates: int | None = None
+    wall_clock_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            if f.name != "extra":
+                _check_nonnegative(f.name, getattr(self, f.name))
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Budget:
+        return cls(**_known_fields(cls, d, "Budget"))
+
+    def replace(self, **changes: Any) -> Budget:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: name, direction (``"max"`` or ``"min"``) and its documented range."""
+
+    name: str
+    direction: Direction = "max"
+    lower: float = -math.inf
+    upper: float = math.inf
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("max", "min"):
+            raise ValueError(
+                f"Metric {self.name!r}: direction must be 'max' or 'min', got {self.direction!r}"
+            )
+        if not self.lower <= self.upper:
+            raise ValueError(f"Metric {self.name!r}: lower {self.lower} > upper {self.upper}")
+
+    def better(self, a: float, b: float) -> bool:
+        """True when value ``a`` is strictly better than ``b``."""
+        return a > b if self.direction == "max" else a < b
+
+    def in_range(self, value: float) -> bool:
+        return math.isfinite(value) and self.lower <= value <= self.upper
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "direction": self.direction,
+            "lower": _float_to_json(self.lower),
+            "upper": _float_to_json(self.upper),
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Metric:
+        d = dict(_known_fields(cls, d, "Metric"))
+        for k in ("lower", "upper"):
+            if k in d:
+                d[k] = _float_from_json(d[k])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark problem: an env (or data set) plus a budget, seeds and metrics.
+
+    ``run_trial`` is the entry point (``"module:function"``) of the family function
+    ``run_trial(task, agent, seed) -> TrialOutcome``; the runner knows nothing else about the
+    family. ``seeds`` are the public seeds; leaderboards keep their own held-out seeds.
+    """
+
+    id: str
+    version: int
+    family: str
+    env_id: str
+    run_trial: str
+    metrics: tuple[Metric, ...]
+    primary_metric: str
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    budget: Budget = field(default_factory=Budget)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    eval_episodes: int = 10
+    description: str = ""
+    # Relative tolerance a leaderboard re-run must meet on the primary metric's IQM.
+    tolerance: float = 0.1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.id or "/" not in self.id:
+            raise ValueError(f"Task id must look like '<family>/<name>', got {self.id!r}")
+        if not isinstance(self.version, int) or self.version < 0:
+            raise ValueError(f"Task {self.id!r}: version must be an int >= 0, got {self.version!r}")
+        if ":" not in self.run_trial:
+            raise ValueError(
+                f"Task {self.id!r}: run_trial must be 'module:function', got {self.run_trial!r}"
+            )
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "env_kwargs", dict(self.env_kwargs))
+        object.__setattr__(self, "extra", dict(self.extra))
+        names = [m.name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Task {self.id!r}: duplicate metric names {names}")
+        if self.primary_metric not in names:
+            raise ValueError(
+                f"Task {self.id!r}: primary metric {self.primary_metric!r} is not one of {names}"
+            )
+
+    @property
+    def key(self) -> str:
+        """``id@version``, the name results are stored under."""
+        return f"{self.id}@v{self.version}"
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"Task {self.id!r} has no metric {name!r}; it has {[m.name for m in self.metrics]}")
+
+    @property
+    def primary(self) -> Metric:
+        return self.metric(self.primary_metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "version": self.version,
+            "family": self.family,
+            "env_id": self.env_id,
+            "run_trial": self.run_trial,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "primary_metric": self.primary_metric,
+            "env_kwargs": _jsonable(self.env_kwargs),
+            "budget": self.budget.to_dict(),
+            "seeds": list(self.seeds),
+            "eval_episodes": self.eval_episodes,
+            "description": self.description,
+            "tolerance": self.tolerance,
+            "extra": _jsonable(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Task:
+        d = dict(_known_fields(cls, d, "Task"))
+        d["metrics"] = tuple(Metric.from_dict(m) for m in d.get("metrics", ()))
+        if "budget" in d:
+            d["budget"] = Budget.from_dict(d["budget"])
+        if "seeds" in d:
+            d["seeds"] = tuple(d["seeds"])
+        return cls(**d)
+
+
+@dataclass
+class TrialOutcome:
+    """What a family's ``run_trial`` returns: metrics, raw per-episode scores, extras.
+
+    ``metrics`` are the task's metrics for this seed (finite floats); ``scores`` are the raw
+    per-episode values of the primary metric (or the closest per-episode quantity);
+    ``extra`` holds anything JSON-serializable worth keeping (curves, diagnostics).
+    """
+
+    metrics: dict[str, float]
+    scores: list[float] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TrialResult:
+    """One (task, agent, seed) trial as stored: outcome plus full provenance."""
+
+    task_id: str
+    task_version: int
+    agent_name: str
+    agent_version: str
+    seed: int
+    status: TrialStatus
+    metrics: dict[str, float] = field(default_factory=dict)
+    scores: list[float] = field(default_factory=list)
+    wall_time_s: float = 0.0
+    packages: dict[str, str] = field(default_factory=dict)
+    git_commit: str | None = None
+    traceback: str | None = None
+    agent_kwargs: dict[str, Any] = field(default_factory=dict)
+    started_at: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("FINISHED", "FAILED"):
+            raise ValueError(f"TrialResult.status must be FINISHED or FAILED, got {self.status!r}")
+        if self.status == "FAILED" and not self.traceback:
+            raise ValueError("a FAILED TrialResult must carry the traceback")
+
+    @property
+    def key(self) -> str:
+        """Identity of the trial: task, version, agent, agent config and seed."""
+        return trial_key(self.task_id, self.task_version, self.agent_name, self.agent_kwargs, self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["metrics"] = {k: _float_to_json(float(v)) for k, v in self.metrics.items()}
+        d["scores"] = [_float_to_json(float(v)) for v in self.scores]
+        d["agent_kwargs"] = _jsonable(self.agent_kwargs)
+        d["extra"] = _jsonable(self.extra)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrialResult:
+        d = dict(_known_fields(cls, d, "TrialResult"))
+        d["metrics"] = {k: _float_from_json(v) for k, v in d.get("metrics", {}).items()}
+        d["scores"] = [_float_from_json(v) for v in d.get("scores", [])]
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, s: str) -> TrialResult:
+        return cls.from_dict(json.loads(s))
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def trial_key(
+    task_id: str, task_version: int, agent_name: str, agent_kwargs: Mapping[str, Any], seed: int
+) -> str:
+    return f"{task_id}@v{task_version}|{agent_name}#{config_hash(agent_kwargs)}|seed={int(seed)}"
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """A short stable hash of a JSON-able config (sorted keys)."""
+    blob = json.dumps(_jsonable(dict(config)), sort_keys=True, allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def derive_seed(seed: int, *keys: int | str) -> int:
+    """A 32-bit seed derived deterministically from ``seed`` and any number of keys.
+
+    Used to give each evaluation episode, worker or stage its own independent stream, e.g.
+    ``derive_seed(seed, "eval", episode)``.
+    """
+    ints: list[int] = [int(seed) & 0xFFFFFFFF]
+    for k in keys:
+        if isinstance(k, str):
+            ints.append(int.from_bytes(hashlib.sha256(k.encode()).digest()[:4], "little"))
+        else:
+            ints.append(int(k) & 0xFFFFFFFF)
+    return int(np.random.SeedSequence(ints).generate_state(1)[0])
+
+
+def _float_to_json(x: float) -> float | str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _float_from_json(x: Any) -> float:
+    if isinstance(x, str):
+        if x in ("nan", "inf", "-inf"):
+            return float(x)
+        raise ValueError(f"expected a number or 'nan'/'inf'/'-inf', got the string {x!r}")
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"expected a number, got {type(x).__name__} {x!r}")
+    return float(x)
+
+
+def _jsonable(x: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples and non-finite floats into plain JSON values."""
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.generic):
+        return _jsonable(x.item())
+    if isinstance(x, float):
+        return _float_to_json(x)
+    if x is None or isinstance(x, (str, int, bool)):
+        return x
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return _jsonable(dataclasses.asdict(x))
+    raise TypeError(f"value of type {type(x).__name__} is not JSON-serializable: {x!r:.80}")
+
+
+def jsonable(x: Any) -> Any:
+    """Public alias of the JSON conversion used by results (numpy, tuples, nan/inf)."""
+    return _jsonable(x)
+
+
+def _known_fields(cls: type, d: Mapping[str, Any], what: str) -> dict[str, Any]:
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{what}: expected a JSON object, got {type(d).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise ValueError(f"{what}: unknown field(s) {unknown}; expected a subset of {sorted(names)}")
+    return dict(d)
+
+
+def as_seed_list(seeds: Sequence[int] | str) -> list[int]:
+    """Parse ``"0,1,2"``, ``"0-4"`` or a list of ints into a list of seeds."""
+    if isinstance(seeds, str):
+        out: list[int] = []
+        for part in seeds.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                if "-" in part:
+                    lo, hi = part.split("-", 1)
+                    out.extend(range(int(lo), int(hi) + 1))
+                else:
+                    out.append(int(part))
+            except ValueError:
+                raise ValueError(
+                    f"bad seed {part!r} in {seeds!r}; expected non-negative integers like '0,1,2' or '0-4'"
+                ) from None
+        if not out:
+            raise ValueError(f"no seeds in {seeds!r}; expected e.g. '0,1,2' or '0-4'")
+        return out
+    return [int(s) for s in seeds]
