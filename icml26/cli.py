@@ -163,8 +163,25 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+_RAY_OPTIONS = {"ray_address": "address", "cpus_per_trial": "cpus_per_trial",
+                "gpus_per_trial": "gpus_per_trial"}
+
+
 def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {}
+    given = {opt: getattr(args, dest) for dest, opt in _RAY_OPTIONS.items()
+             if getattr(args, dest, None) is not None}
+    if args.executor != "ray":
+        if given:
+            flags = ", ".join("--" + d.replace("_", "-") for d in _RAY_OPTIONS if getattr(args, d, None) is not None)
+            raise UsageError(f"{flags} only apply to --executor ray (got --executor {args.executor})")
+        return {}
+    from icml26._entry_points import require
+
+    try:
+        require("ray", "ray", "--executor ray")
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    return given
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -172,7 +189,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", help="results store: a SQLite path or a database URL "
                    "(default: $ICML26_STORE or results/icml26.db)")
     p.add_argument("--executor", default="local", help="local (default), process or ray")
-    p.add_argument("--workers", type=int, default=1, help="parallel trials for the process executor")
+    p.add_argument("--workers", type=int, default=1, help="parallel trials for the process executor "
+                   "(ray: CPUs of the local Ray instance it starts when no --ray-address is given)")
+    p.add_argument("--ray-address", help="with --executor ray: the cluster to use, e.g. 'auto' or "
+                   "'ray://head:10001' (default: start a local Ray instance)")
+    p.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs each trial asks for (default 1)")
+    p.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs each trial asks for (default 0)")
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
 
 

@@ -8,7 +8,9 @@ seed give the same interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,21 @@ __all__ = [
     "paired_comparison",
     "probability_of_improvement",
 ]
+
+
+@contextlib.contextmanager
+def _rliable_seeded(seed: int) -> Iterator[np.random.RandomState]:
+    """rliable's StratifiedBootstrap draws its indices from NumPy's *global* generator (its
+    ``random_state`` only reaches arch), so seed that for the call and restore it afterwards;
+    arch's RandomState deprecation warning is silenced (the result is the same)."""
+    state = np.random.get_state()
+    np.random.seed(seed % 2**32)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield np.random.RandomState(seed % 2**32)
+    finally:
+        np.random.set_state(state)
 
 
 def iqm(x: Sequence[float] | np.ndarray) -> float:
@@ -45,20 +62,16 @@ def interval_estimates(
 
     ``scores[name]`` has shape (runs, tasks). Returns (point estimates, intervals (2, k)).
     """
-    import warnings
-
     from rliable import library as rly
 
-    with warnings.catch_warnings():
-        # arch deprecates RandomState; rliable still passes one, and the result is the same.
-        warnings.simplefilter("ignore", FutureWarning)
+    with _rliable_seeded(seed) as rs:
         return rly.get_interval_estimates(
-        {k: np.asarray(v, dtype=float) for k, v in scores.items()},
-        func,
-        reps=reps,
-        confidence_interval_size=confidence,
-        random_state=np.random.RandomState(seed),
-    )
+            {k: np.asarray(v, dtype=float) for k, v in scores.items()},
+            func,
+            reps=reps,
+            confidence_interval_size=confidence,
+            random_state=rs,
+        )
 
 
 def iqm_ci(
@@ -164,11 +177,8 @@ def probability_of_improvement(
         return est, est, est
     from rliable import library as rly
 
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        bs = rly.StratifiedBootstrap(xa, ya, random_state=np.random.RandomState(seed))
+    with _rliable_seeded(seed) as rs:
+        bs = rly.StratifiedIndependentBootstrap(xa, ya, random_state=rs)
         ci = bs.conf_int(
             lambda u, v: np.array([metrics.probability_of_improvement(u, v)]), reps=reps,
             method="percentile",

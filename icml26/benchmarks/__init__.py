@@ -131,14 +131,14 @@ def run(*args: Any, **kwargs: Any) -> Any:
 
 
 def aggregate(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`icml26.benchmarks.aggregate.aggregate`."""
-    from icml26.benchmarks.aggregate import aggregate as _agg
+    """See :func:`icml26.benchmarks.tables.aggregate`."""
+    from icml26.benchmarks.tables import aggregate as _agg
 
     return _agg(*args, **kwargs)
 
 
 def format_tables(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`icml26.benchmarks.aggregate.format_tables`."""
-    from icml26.benchmarks.aggregate import format_tables as _fmt
+    """See :func:`icml26.benchmarks.tables.format_tables`."""
+    from icml26.benchmarks.tables import format_tables as _fmt
 
     return _fmt(*args, **kwargs)

@@ -24,6 +24,7 @@ from icml26.protocol import TrialResult
 EXECUTORS: dict[str, str] = {
     "local": "icml26.benchmarks.executors:LocalExecutor",
     "process": "icml26.benchmarks.executors:ProcessExecutor",
+    "ray": "icml26.benchmarks.ray_executor:RayExecutor",
 }
 
 
@@ -53,10 +54,11 @@ class LocalExecutor:
 
 
 class ProcessExecutor:
-    """Runs trials in ``workers`` spawned processes (one trial per task, results in any order).
+    """Runs trials in ``workers`` spawned processes (results in completion order).
 
-    A trial whose worker process dies is retried once (``max_retries``) in a new pool and then
-    recorded as FAILED with the reason, while the other trials go on.
+    When a worker process dies, every trial in flight in that pool is a suspect: each is re-run
+    alone in a fresh single-worker pool (``max_retries`` times), so the culprit is recorded as
+    FAILED with the reason and the innocent trials finish normally.
     """
 
     def __init__(self, workers: int = 2, max_retries: int = 1, max_tasks_per_child: int | None = 1) -> None:
@@ -67,58 +69,66 @@ class ProcessExecutor:
         # A fresh process per trial isolates global state (torch threads, RNGs, leaks).
         self.max_tasks_per_child = max_tasks_per_child
 
-    def _pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.workers,
+    def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
+        queue = list(specs)
+        while queue:
+            died: list[TrialSpec] = []
+            rest: list[TrialSpec] = []
+            for item in self._run_pool(queue, self.workers):
+                if isinstance(item, TrialResult):
+                    yield item
+                else:
+                    (died if item[0] == "died" else rest).append(item[1])
+            for spec in died:
+                yield self._run_alone(spec)
+            queue = rest
+
+    def _run_alone(self, spec: TrialSpec) -> TrialResult:
+        for _ in range(self.max_retries):
+            (item,) = list(self._run_pool([spec], 1))
+            if isinstance(item, TrialResult):
+                return item
+        return failed_result(
+            spec,
+            f"worker process died during the trial ({1 + self.max_retries} attempts; the last one "
+            "ran alone, so this trial itself kills its process: segfault, OOM kill or os._exit)",
+        )
+
+    def _run_pool(
+        self, specs: Sequence[TrialSpec], workers: int
+    ) -> Iterator[TrialResult | tuple[str, TrialSpec]]:
+        """Yield results; if the pool breaks, yield ("died", spec) for the trials in flight and
+        ("todo", spec) for those never started."""
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             max_tasks_per_child=self.max_tasks_per_child,
         )
-
-    def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
-        pending = list(specs)
-        attempts: dict[str, int] = {}
-        while pending:
-            pool = self._pool()
-            futures: dict[Future[TrialResult], TrialSpec] = {}
-            queue = list(pending)
-            pending = []
-            broken = False
-            try:
-                while queue or futures:
-                    while queue and len(futures) < self.workers and not broken:
-                        spec = queue.pop(0)
-                        futures[pool.submit(execute_trial, spec)] = spec
-                    if not futures:
-                        break
-                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        spec = futures.pop(fut)
-                        try:
+        queue = list(specs)
+        futures: dict[Future[TrialResult], TrialSpec] = {}
+        try:
+            while queue or futures:
+                while queue and len(futures) < workers:
+                    spec = queue.pop(0)
+                    futures[pool.submit(execute_trial, spec)] = spec
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    spec = futures.pop(fut)
+                    try:
+                        yield fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        yield ("died", spec)
+                if broken:
+                    wait(futures)
+                    for fut, spec in futures.items():
+                        if fut.exception() is None:
                             yield fut.result()
-                        except BrokenProcessPool as e:
-                            broken = True
-                            n = attempts.get(spec.key, 0) + 1
-                            attempts[spec.key] = n
-                            if n <= self.max_retries:
-                                pending.append(spec)
-                            else:
-                                yield failed_result(
-                                    spec, f"worker process died during the trial ({n} attempts): {e!r}"
-                                )
-                    if broken:
-                        # the pool is unusable: in-flight trials go back to the queue
-                        for fut, spec in list(futures.items()):
-                            try:
-                                yield fut.result(timeout=0)
-                            except Exception:
-                                n = attempts.get(spec.key, 0) + 1
-                                attempts[spec.key] = n
-                                if n <= self.max_retries:
-                                    pending.append(spec)
-                                else:
-                                    yield failed_result(spec, f"worker process died ({n} attempts)")
-                        futures.clear()
-                        pending.extend(queue)
-                        queue = []
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+                        else:
+                            yield ("died", spec)
+                    for spec in queue:
+                        yield ("todo", spec)
+                    return
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)

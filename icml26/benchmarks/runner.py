@@ -121,7 +121,7 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
     """Run one trial here and now; any exception becomes a FAILED result with its traceback."""
     from icml26 import agents, benchmarks
 
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    started = _dt.datetime.now(_dt.UTC).isoformat()
     t0 = time.perf_counter()
     agent_version = "?"
     try:
@@ -153,7 +153,7 @@ def failed_result(
         agent_version=agent_version, seed=spec.seed, status="FAILED", wall_time_s=wall_time_s,
         packages=package_versions(), git_commit=git_commit(), traceback=tb,
         agent_kwargs=dict(spec.agent_kwargs),
-        started_at=started or _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        started_at=started or _dt.datetime.now(_dt.UTC).isoformat(),
     )
 
 

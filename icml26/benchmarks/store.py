@@ -89,7 +89,7 @@ class ResultsStore:
             "seed": int(result.seed),
             "status": result.status,
             "result_json": result.to_json(),
-            "stored_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "stored_at": _dt.datetime.now(_dt.UTC).isoformat(),
         }
         with self.engine.begin() as conn:
             conn.execute(sa.delete(trials_table).where(trials_table.c.key == row["key"]))
