@@ -54,7 +54,7 @@ def test_pd_controller_solves_every_start_and_random_does_not() -> None:
     pd = PDController()
     for seed in range(20):
         obs, info = env.reset(seed=seed)
-        for t in range(200):
+        for t in range(200):  # noqa: B007 (t is read after the loop)
             obs, r, term, trunc, info = env.step(pd.act(obs))
             if term or trunc:
                 break
