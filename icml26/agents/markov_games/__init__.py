@@ -1,1 +1,40 @@
-"""The markov_games family's agents (being built; see its issue)."""
+"""Agents of the offline zero-sum Markov games family: SOS-MD, ROSE and baselines.
+
+Family protocol (beyond ``reset``/``act``/``learn``): ``learn(dataset, budget)`` takes an
+:class:`icml26.envs.markov_games.OfflineDataset` (or a path to a saved one) and uses at most
+``budget.dataset_size`` trajectories; ``policy() -> (mu, nu)`` returns the learned policy
+tables (H, S, A) and (H, S, B), from which the task computes the exact duality gap.
+``act(observation, info)`` samples the max player's action at ``[h, s]`` (the min player's with
+``info={"player": "min"}``).
+
+* :class:`SOSMD` -- least-squares Q + T self-play mirror-descent steps per stage (paper method).
+* :class:`ROSE` -- least-squares Q + exact regularized stage equilibria.
+* :class:`NashVI`, :class:`PessimisticNashVI`, :class:`BehaviorCloning`, :class:`SelfPlayMD`,
+  :class:`NashOracle` -- baselines.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = (
+    "TabularGameAgent",
+    "SOSMD",
+    "ROSE",
+    "NashVI",
+    "PessimisticNashVI",
+    "BehaviorCloning",
+    "SelfPlayMD",
+    "NashOracle",
+)
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.agents"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,194 @@
+"""``icml26/ZeroSumMarkovGame-v0``: the max player's single-agent view of a zero-sum Markov game."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+
+from icml26.envs.markov_games.game import TabularMarkovGame, check_policy, sample_categorical
+from icml26.envs.markov_games.games import make_game
+
+__all__ = ["ZeroSumMarkovGameEnv", "OPPONENTS", "DEFAULT_GAME"]
+
+OPPONENTS = ("uniform", "nash", "best_response")
+DEFAULT_GAME: dict[str, Any] = {
+    "name": "random",
+    "kwargs": {"S": 10, "A": 3, "B": 3, "H": 5, "seed": 0},
+}
+
+
+class ZeroSumMarkovGameEnv(gym.Env):
+    """
+    ## Description
+    The agent is the max player of a finite-horizon two-player zero-sum Markov game
+    (:class:`~icml26.envs.markov_games.game.TabularMarkovGame`: random games, matrix games,
+    the 3-stage tree game, Littman's soccer) and faces a fixed opponent policy: ``uniform``,
+    ``nash`` (the exact equilibrium's min player, so the expected return of any agent is at
+    most the game value) or ``best_response`` (the exact best response to the policy the agent
+    published with :meth:`publish_policy`, so the expected return is ``V^{mu,†}``, the
+    agent's worst case). This is the view of the offline-learning benchmark
+    (SOS-MD / ROSE, ICML 2026): a learned policy table is published and its worst case played.
+
+    ## Action Space
+    ``Discrete(A)``: the max player's action. Actions illegal at (h, s) (see
+    ``info["action_mask"]``) raise ValueError.
+
+    ## Observation Space
+    ``MultiDiscrete([H + 1, S])``: ``[h, s]``, the step (0-based; H after the last move) and the
+    state.
+
+    ## Rewards
+    ``r_h(s, a, b)`` with b the opponent's action; the return is the max player's payoff.
+
+    ## Starting State
+    ``s ~ initial``, h = 0.
+
+    ## Episode End
+    Terminated after H moves (the game's horizon).
+
+    ## Arguments
+    ``gym.make("icml26/ZeroSumMarkovGame-v0", game="random", game_kwargs={...},
+    opponent="uniform" | "nash" | "best_response" | (H, S, B) array, agent_policy=None)``.
+    ``game`` is a name (``icml26.envs.markov_games.game_names()``), a spec dict or a game.
+    Publish the agent's policy (H, S, A) with ``env.unwrapped.publish_policy(mu)`` or
+    ``reset(options={"policy": mu})``; until then the best response is to the uniform policy.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {
+        "render_modes": ["ansi"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        game: str | Mapping[str, Any] | TabularMarkovGame = DEFAULT_GAME["name"],
+        game_kwargs: Mapping[str, Any] | None = None,
+        opponent: Any = "uniform",
+        agent_policy: Any | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"ZeroSumMarkovGame-v0: render_mode must be one of "
+                f"{self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
+        if game_kwargs is None and game == DEFAULT_GAME["name"]:
+            game_kwargs = DEFAULT_GAME["kwargs"]
+        self.game = make_game(game, **dict(game_kwargs or {}))
+        self.render_mode = render_mode
+        H, S, A, B = self.game.shape
+        self.observation_space = spaces.MultiDiscrete([H + 1, S])
+        self.action_space = spaces.Discrete(A)
+        if isinstance(opponent, str):
+            if opponent not in OPPONENTS:
+                raise ValueError(
+                    f"ZeroSumMarkovGame-v0: opponent must be one of {OPPONENTS} or an "
+                    f"(H, S, B) = {(H, S, B)} policy array, got {opponent!r}"
+                )
+            self.opponent_kind = opponent
+            self._fixed_opponent: np.ndarray | None = None
+        else:
+            self.opponent_kind = "custom"
+            self._fixed_opponent = check_policy(self.game, opponent, "min", "opponent policy")
+        self.agent_policy = self.game.uniform_policy("max")
+        self.opponent_policy = self._make_opponent()
+        if agent_policy is not None:
+            self.publish_policy(agent_policy)
+        self._h, self._s = 0, 0
+        self._last: tuple[int, int, float] | None = None
+
+    # ------------------------------------------------------------------ policies
+    def publish_policy(self, mu: Any) -> None:
+        """Publish the agent's policy table (H, S, A); a best-response opponent adapts to it."""
+        self.agent_policy = check_policy(self.game, mu, "max", "ZeroSumMarkovGame-v0 agent policy")
+        self.opponent_policy = self._make_opponent()
+
+    def _make_opponent(self) -> np.ndarray:
+        if self.opponent_kind == "uniform":
+            return self.game.uniform_policy("min")
+        if self.opponent_kind == "nash":
+            from icml26.envs.markov_games.metrics import nash_equilibrium
+
+            return np.array(nash_equilibrium(self.game).nu)
+        if self.opponent_kind == "best_response":
+            from icml26.envs.markov_games.metrics import best_response_to_max
+
+            return best_response_to_max(self.game, self.agent_policy, validate=False)[1]
+        assert self._fixed_opponent is not None
+        return self._fixed_opponent
+
+    # ------------------------------------------------------------------ gym API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options and "policy" in options:
+            self.publish_policy(options["policy"])
+        self._h = 0
+        self._s = int(sample_categorical(self.game.initial[None], self.np_random.random(1))[0])
+        self._last = None
+        return self._obs(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._h >= self.game.H:
+            raise RuntimeError("ZeroSumMarkovGame-v0: step() after the episode ended; call reset()")
+        a = self._check_action(action)
+        h, s = self._h, self._s
+        b = int(sample_categorical(self.opponent_policy[h, s][None], self.np_random.random(1))[0])
+        r = float(self.game.rewards[h, s, a, b])
+        self._s = int(
+            sample_categorical(self.game.transitions[h, s, a, b][None], self.np_random.random(1))[0]
+        )
+        self._h = h + 1
+        self._last = (a, b, r)
+        info = self._info()
+        info["opponent_action"] = b
+        return self._obs(), r, self._h >= self.game.H, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        text = f"{self.game.name}: step {self._h}/{self.game.H}, state {self._s}"
+        if self._last is not None:
+            a, b, r = self._last
+            text += f" (last: a={a}, b={b}, reward {r:+.3f})"
+        return text
+
+    # ------------------------------------------------------------------ helpers
+    def _obs(self) -> np.ndarray:
+        return np.array([self._h, self._s], dtype=np.int64)
+
+    def _info(self) -> dict[str, Any]:
+        h = min(self._h, self.game.H - 1)
+        return {
+            "step": self._h,
+            "state": self._s,
+            "action_mask": self.game.legal_max[h, self._s].astype(np.int8),
+        }
+
+    def _check_action(self, action: Any) -> int:
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"ZeroSumMarkovGame-v0: expected an action in {self.action_space}, got {action!r}"
+            ) from None
+        if np.ndim(action) != 0 or a != action or not 0 <= a < self.game.A:
+            raise ValueError(
+                f"ZeroSumMarkovGame-v0: expected an action in {self.action_space}, got {action!r}"
+            )
+        if not self.game.legal_max[self._h, self._s, a]:
+            raise ValueError(
+                f"ZeroSumMarkovGame-v0: action {a} is illegal at step {self._h}, state {self._s}; "
+                f"legal actions {np.flatnonzero(self.game.legal_max[self._h, self._s]).tolist()}"
+            )
+        return a
