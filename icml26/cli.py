@@ -21,7 +21,7 @@ from typing import Any
 from icml26._entry_points import load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
-EXTRA_COMMANDS: list[str] = []
+EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
 
 
 class UsageError(Exception):
@@ -94,6 +94,10 @@ def _finish(results: list[Any], args: argparse.Namespace) -> int:
         last = (r.traceback or "").strip().splitlines()[-1:] or [""]
         print(f"FAILED {r.task_id} {r.agent_name} seed={r.seed}: {last[0]}", file=sys.stderr)
     print(f"{len(results) - len(failed)} finished, {len(failed)} failed; store: {args.store or 'default'}")
+    if getattr(args, "out", None):
+        from icml26.leaderboards.bundle import write_bundles
+
+        write_bundles(results, args.out)
     return 1 if failed else 0
 
 
@@ -196,6 +200,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs each trial asks for (default 1)")
     p.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs each trial asks for (default 0)")
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
+    p.add_argument("--out", metavar="FILE", help="also write a leaderboard submission bundle (JSON): "
+                   "FILE for one agent, FILE's name plus .<agent> per agent otherwise")
 
 
 def build_parser() -> argparse.ArgumentParser:

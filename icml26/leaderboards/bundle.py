@@ -151,7 +151,7 @@ def make_bundle(
         "results": [r.to_dict() for r in results],
         "packages": dict(first.packages),
         "git_commit": first.git_commit,
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     bundle["content_hash"] = content_hash(bundle)
     return bundle

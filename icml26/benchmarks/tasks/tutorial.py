@@ -21,7 +21,8 @@ POINT_REACH = Task(
     seeds=(0, 1, 2, 3, 4),
     eval_episodes=10,
     description="Drive a damped point mass to a random goal and stop; 20k env steps of learning.",
-    tolerance=0.1,
+    # Measured false-rejection rate of an honest re-run on held-out seeds: 25% at 0.1, 0.14% at 0.25.
+    tolerance=0.25,
 )
 
 TASKS = [POINT_REACH]

@@ -1,0 +1,151 @@
+"""Shared helpers for the leaderboard tests: real bundles from the tutorial task, a server on
+loopback, bundle surgery (re-hashing, distinct variants)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from icml26 import benchmarks
+from icml26.leaderboards.bundle import content_hash, make_bundle
+from icml26.protocol import TrialResult
+
+TASK_ID = "tutorial/point-reach"
+# A fixed held-out secret keeps the re-runs of the tests deterministic. (With a random secret an
+# honest agent can land outside the task's 10% tolerance; docs/leaderboard.md gives the rate.)
+TEST_SECRET = b"icml26-leaderboard-tests"
+_TMP = tempfile.mkdtemp(prefix="icml26-lb-tests-")
+
+
+@functools.cache
+def real_results(agent: str = "point-pd", kwargs_json: str = "{}") -> tuple[TrialResult, ...]:
+    """Trials of ``agent`` on the tutorial task's leaderboard seeds (run once per process)."""
+    task = benchmarks.get_task(TASK_ID)
+    specs = benchmarks.trials_for(task, agent, agent_kwargs=json.loads(kwargs_json))
+    res = benchmarks.run(specs, store=os.path.join(_TMP, "results.db"), progress=False)
+    assert all(r.status == "FINISHED" for r in res), [r.traceback for r in res]
+    return tuple(res)
+
+
+def valid_bundle(agent: str = "point-pd", kwargs: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+    """A fresh (deep-copied) valid bundle of a real run."""
+    res = real_results(agent, json.dumps(kwargs or {}, sort_keys=True))
+    return copy.deepcopy(make_bundle(res, **meta))
+
+
+def rehash(b: dict[str, Any]) -> dict[str, Any]:
+    b["content_hash"] = content_hash(b)
+    return b
+
+
+def variant(base: dict[str, Any], i: int, name: str | None = None) -> dict[str, Any]:
+    """A distinct valid bundle: the same trials under another agent configuration
+    (``kwargs = {"kp": 2 + i/1000}``), so its entry fingerprint differs."""
+    b = copy.deepcopy(base)
+    kw = {"kp": 2.0 + i / 1000}
+    b["agent"]["kwargs"] = kw
+    for r in b["results"]:
+        r["agent_kwargs"] = dict(kw)
+    b["name"] = name or f"variant {i}"
+    return rehash(b)
+
+
+def scaled(base: dict[str, Any], factor: float, name: str) -> dict[str, Any]:
+    """``base`` with every seed's primary metric (return, <= 0) multiplied by ``factor``."""
+    b = copy.deepcopy(base)
+    for r in b["results"]:
+        r["metrics"]["return"] = r["metrics"]["return"] * factor
+    b["name"] = name
+    return rehash(b)
+
+
+@contextlib.contextmanager
+def running_server(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its base URL."""
+    import uvicorn
+
+    # log_config=None: uvicorn leaves logging alone (its handlers would otherwise hold on to
+    # pytest's captured stderr after the test that opened them has closed it)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@functools.cache
+def demo_store() -> tuple[str, dict[str, int]]:
+    """A store with one entry of every status on the tutorial task (real runs and re-runs),
+    built once per process. Returns (store path, {role: entry id})."""
+    from icml26.leaderboards.store import LeaderboardStore
+    from icml26.leaderboards.verify import verify_entry
+
+    path = os.path.join(tempfile.mkdtemp(prefix="icml26-lb-demo-"), "leaderboard.db")
+    store = LeaderboardStore(path)
+    store.set_heldout_secret(TEST_SECRET)
+    ids: dict[str, int] = {}
+
+    def add(role: str, bundle: dict[str, Any], verify: bool) -> None:
+        eid = store.submit(bundle, submitter="demo").entry_ids[0]
+        if verify:
+            verify_entry(store, eid, progress=False, reps=300)
+        ids[role] = eid
+
+    add("pd", valid_bundle("point-pd", name="PD controller", authors="icml26-gym",
+                           description="Proportional-derivative controller on the goal offset "
+                           "(kp=2, kd=1.5); scripted, no learning."), True)
+    add("random", valid_bundle("random", name="Uniform random",
+                               description="Uniform random actions: the floor of the task."), True)
+    add("soft", valid_bundle("point-pd", {"kp": 0.5, "kd": 0.5}, name="PD, soft gains",
+                             description="The PD controller with kp=0.5, kd=0.5 <script>alert('x')</script>"),
+        False)
+    add("inflated", scaled(valid_bundle("point-pd"), 0.5, "PD (inflated claim)"), True)
+    crash = copy.deepcopy(valid_bundle("point-pd", name="Crashing agent"))
+    ep = "icml26.testing.faulty_agents:CrashingAgent"
+    crash["agent"].update(name=ep, entry_point=ep)
+    for r in crash["results"]:
+        r["agent_name"] = ep
+        r["metrics"]["return"] -= 1.0
+    add("crash", rehash(crash), True)
+    store.close()
+    return path, ids
+
+
+PG_ENV = "ICML26_TEST_POSTGRES_URL"
+
+
+@contextlib.contextmanager
+def fresh_postgres_database(base_url: str) -> Iterator[str]:
+    """A new, empty database on the server of ``base_url`` (dropped afterwards)."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"icml26_lb_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        yield sa.make_url(base_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

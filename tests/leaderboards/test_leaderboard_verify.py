@@ -1,0 +1,197 @@
+"""Verification by re-run on held-out seeds: seeds from a secret, the agreement rule, and the
+VERIFIED / REJECTED / FAILED outcomes on real re-runs of the tutorial task."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import TASK_ID, TEST_SECRET, rehash, scaled, valid_bundle
+
+from icml26 import benchmarks
+from icml26.leaderboards.bundle import make_bundle
+from icml26.leaderboards.store import SECRET_ENV, LeaderboardStore
+from icml26.leaderboards.verify import (
+    VerificationError,
+    agreement,
+    false_rejection_rate,
+    heldout_seeds,
+    verify_entry,
+)
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LeaderboardStore:
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    s = LeaderboardStore(tmp_path / "lb.db")
+    s.set_heldout_secret(TEST_SECRET)
+    return s
+
+
+def test_leaderboard_heldout_seeds_from_secret() -> None:
+    task = benchmarks.get_task(TASK_ID)
+    a = heldout_seeds(task, b"secret-a")
+    assert a == heldout_seeds(task, b"secret-a")                  # reproducible
+    assert a != heldout_seeds(task, b"secret-b")                  # depends on the secret
+    assert len(a) == len(set(a)) == len(task.seeds)
+    assert not set(a) & set(task.seeds)
+    assert all(0 <= s < 2**31 for s in a)
+    # the documented derivation, by hand, for the first seed
+    d = hmac.new(b"secret-a", b"tutorial/point-reach@v0|heldout|0", hashlib.sha256).digest()
+    assert a[0] == int.from_bytes(d[:4], "big") & 0x7FFFFFFF
+    with pytest.raises(ValueError):
+        heldout_seeds(task, b"")
+
+
+def test_leaderboard_secret_kept_in_store_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    s1 = LeaderboardStore(tmp_path / "lb.db").heldout_secret()
+    assert len(s1) == 32 and s1 == LeaderboardStore(tmp_path / "lb.db").heldout_secret()
+    assert LeaderboardStore(tmp_path / "other.db").heldout_secret() != s1
+    store = LeaderboardStore(tmp_path / "lb.db")
+    store.set_heldout_secret(b"0123456789abcdef-organizers")
+    assert store.heldout_secret() == b"0123456789abcdef-organizers"
+    with pytest.raises(ValueError, match="16 bytes"):
+        store.set_heldout_secret(b"short")
+    monkeypatch.setenv(SECRET_ENV, "from-the-environment")
+    assert LeaderboardStore(tmp_path / "lb.db").heldout_secret() == b"from-the-environment"
+
+
+@pytest.mark.parametrize("submitted,rerun,tol,ok", [
+    (100.0, 109.0, 0.1, True),      # 9 <= 0.1 * 109
+    (100.0, 111.2, 0.1, False),     # 11.2 > 11.12
+    (-20.0, -21.9, 0.1, True),      # 1.9 <= 2.19
+    (-20.0, -10.0, 0.1, False),     # a claimed -10 that re-runs at -20
+    (0.0, 0.0, 0.1, True),
+    (1.0, 0.5, 0.5, True),
+])
+def test_leaderboard_agreement_rule(submitted: float, rerun: float, tol: float, ok: bool) -> None:
+    assert agreement(submitted, rerun, tol)[0] is ok
+
+
+def test_leaderboard_false_rejection_rate() -> None:
+    assert false_rejection_rate([-20.0] * 12, 0.1) == 0.0              # no spread, never rejected
+    # hand-worked, n_seeds=1 from five 1s and five 100s: two draws without replacement differ
+    # with probability 2 * (5/10) * (5/9) = 5/9, and |1 - 100| = 99 > 0.1 * 100 rejects each
+    rate = false_rejection_rate([1.0] * 5 + [100.0] * 5, 0.1, n_seeds=1, draws=40_000)
+    assert rate == pytest.approx(5 / 9, abs=0.01)
+    # against a plain loop with icml26.stats.iqm
+    import numpy as np
+
+    from icml26.stats import iqm
+
+    v = np.random.default_rng(3).normal(-20, 3, size=40)
+    rng = np.random.default_rng(4)
+    loop = np.mean([not agreement(iqm(v[i[:5]]), iqm(v[i[5:]]), 0.1)[0]
+                    for i in (rng.permutation(40)[:10] for _ in range(2000))])
+    assert false_rejection_rate(v, 0.1) == pytest.approx(loop, abs=0.03)
+    assert false_rejection_rate(v, 0.3) < false_rejection_rate(v, 0.1)
+    with pytest.raises(ValueError, match="at least 10"):
+        false_rejection_rate([1.0] * 9, 0.1)
+
+
+def test_leaderboard_honest_entry_verified(store: LeaderboardStore) -> None:
+    receipt = store.submit(valid_bundle("point-pd", name="PD honest"))
+    eid = receipt.entry_ids[0]
+    e = verify_entry(store, eid, progress=False, reps=200)
+    assert e.status == "VERIFIED", e.reason
+    v = e.verification
+    assert v["n_heldout_seeds"] == 5 and v["agrees"] is True
+    assert abs(v["rerun"]["iqm"] - v["submitted"]["iqm"]) <= 0.1 * abs(v["submitted"]["iqm"])
+    assert [ev["status"] for ev in e.events] == ["PENDING", "VERIFIED"]
+    # the re-run trials are kept privately, on the held-out seeds
+    trials = store.verification_trials(eid)
+    seeds = heldout_seeds(benchmarks.get_task(TASK_ID), store.heldout_secret())
+    assert sorted(t.seed for t in trials) == sorted(seeds)
+    public = json.dumps(e.public_dict())
+    assert not any(str(s) in public for s in seeds)
+    assert store.heldout_secret().hex() not in public
+    with pytest.raises(VerificationError, match="not PENDING"):
+        verify_entry(store, eid, progress=False)
+    e2 = verify_entry(store, eid, progress=False, force=True, reps=200)
+    assert e2.status == "VERIFIED" and len(e2.events) == 3
+
+
+def test_leaderboard_inflated_claim_rejected(store: LeaderboardStore) -> None:
+    # the real PD trials with every return halved (better than PD achieves), re-hashed: the
+    # bundle is valid, only the re-run can tell
+    forged = scaled(valid_bundle("point-pd"), 0.5, "PD inflated")
+    eid = store.submit(forged).entry_ids[0]
+    e = verify_entry(store, eid, progress=False, reps=200)
+    assert e.status == "REJECTED"
+    assert "> allowed" in e.reason and e.verification["agrees"] is False
+    assert e.verification["rerun"]["iqm"] < 1.5 * e.verification["submitted"]["iqm"]
+
+
+def test_leaderboard_unimportable_agent_failed(store: LeaderboardStore) -> None:
+    base = valid_bundle("point-pd")
+    for i, (src, needle) in enumerate([({"requirement": "icml26-missing-agent==1.0", "path": None},
+                                        "install it with `pip install 'icml26-missing-agent==1.0'`"),
+                                       ({"requirement": None, "path": "/nonexistent/agent/dir"},
+                                        "does not exist on the verifying machine")]):
+        b = copy.deepcopy(base)
+        ep = "icml26_missing_agent.mod:Agent"
+        b["agent"].update(name=ep, entry_point=ep, **src)
+        for r in b["results"]:
+            r["agent_name"] = ep
+            r["metrics"]["return"] -= i   # distinct entries
+        eid = store.submit(rehash(b)).entry_ids[0]
+        e = verify_entry(store, eid, progress=False)
+        assert e.status == "FAILED" and needle in e.reason, e.reason
+
+
+def test_leaderboard_crashing_agent_failed(store: LeaderboardStore) -> None:
+    b = copy.deepcopy(valid_bundle("point-pd"))
+    ep = "icml26.testing.faulty_agents:CrashingAgent"
+    b["agent"].update(name=ep, entry_point=ep)
+    for r in b["results"]:
+        r["agent_name"] = ep
+    eid = store.submit(rehash(b)).entry_ids[0]
+    e = verify_entry(store, eid, progress=False)
+    assert e.status == "FAILED"
+    assert "re-run failed on 5 of 5" in e.reason and "CrashingAgent crashed on purpose" in e.reason
+
+
+def test_leaderboard_user_agent_from_local_path(store: LeaderboardStore, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's own agent class in a local directory: bundled with its path, re-run from it."""
+    pkg = tmp_path / "userpkg"
+    pkg.mkdir()
+    (pkg / "lb_user_agent_mod.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        class GentlePD:
+            version = "7"
+
+            def __init__(self, gain=1.0):
+                self.gain = gain
+
+            def reset(self, seed=None):
+                pass
+
+            def act(self, observation, info=None):
+                o = np.asarray(observation, dtype=np.float64)
+                return np.clip(self.gain * o[4:6] - 1.2 * o[2:4], -1, 1).astype(np.float32)
+    '''))
+    monkeypatch.syspath_prepend(str(pkg))
+    ep = "lb_user_agent_mod:GentlePD"
+    task = benchmarks.get_task(TASK_ID)
+    results = benchmarks.run(benchmarks.trials_for(task, ep, agent_kwargs={"gain": 1.5}),
+                             store=tmp_path / "res.db", progress=False)
+    bundle = make_bundle(results, name="Gentle PD (user class)")
+    assert bundle["agent"] == {"name": ep, "entry_point": ep, "kwargs": {"gain": 1.5}, "version": "7",
+                               "requirement": None, "path": str(pkg)}
+    eid = store.submit(bundle).entry_ids[0]
+    # the verifier starts without the module imported or on its path
+    monkeypatch.delitem(sys.modules, "lb_user_agent_mod")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(pkg)])
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # verify extends it
+    e = verify_entry(store, eid, progress=False, reps=200)
+    assert e.status == "VERIFIED", e.reason
