@@ -35,9 +35,10 @@ class LoopReasoningEnv(gym.Env):
     malformed one (empty, non-numeric, too long, foreign characters) scores 0 and never raises.
 
     ## Observation Space
-    ``Dict(text=Text(max_prompt_len, charset=CHARSET), tokens=Box(0, vocab_size - 1,
-    (max_prompt_len,), int64), length=Discrete(max_prompt_len + 1))``: the prompt as text and as
-    character token ids (right-padded with PAD = 0; ``length`` real tokens).
+    ``Dict(tokens=Box(0, vocab_size - 1, (max_prompt_len,), int64), length=Discrete(max_prompt_len
+    + 1))``: the prompt as character token ids (right-padded with PAD = 0; ``length`` real tokens).
+    The prompt text is ``info["prompt"]`` (from ``reset`` and ``step``); it stays out of the
+    observation because Gymnasium's shared-memory vector envs do not round-trip ``Text`` values.
 
     ## Rewards
     1.0 when the answer (surrounding spaces stripped) equals the gold answer text exactly, else 0.
@@ -47,7 +48,8 @@ class LoopReasoningEnv(gym.Env):
 
     ## Episode End
     Terminated after the one ``step``; ``info`` then holds ``gold`` (answer text), ``value`` (its
-    number), ``parsed`` (the number the answer states, or None when malformed), ``correct``.
+    number), ``correct``, ``malformed`` (the answer is not a number) and ``parsed`` (the number the
+    answer states, -1 when malformed).
 
     ## Arguments
     ``gym.make("icml26/LoopReasoning-v0", task="addition", split="train", test_fraction=0.2,
@@ -78,7 +80,6 @@ class LoopReasoningEnv(gym.Env):
         self.max_answer_len = self.generator.max_answer_len
         v = self.tokenizer.vocab_size
         self.observation_space = spaces.Dict({
-            "text": spaces.Text(self.max_prompt_len, min_length=1, charset=CHARSET),
             "tokens": spaces.Box(0, v - 1, shape=(self.max_prompt_len,), dtype=np.int64),
             "length": spaces.Discrete(self.max_prompt_len + 1),
         })
@@ -93,7 +94,8 @@ class LoopReasoningEnv(gym.Env):
         super().reset(seed=seed)
         self._problem = self.sampler.sample(self.np_random)
         self._done, self._last_answer = False, None
-        return self._obs(self._problem), {"task": self.task_name, "split": self.split}
+        return self._obs(self._problem), {"prompt": self._problem.prompt, "task": self.task_name,
+                                          "split": self.split}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._problem is None or self._done:
@@ -102,8 +104,10 @@ class LoopReasoningEnv(gym.Env):
         problem = self._problem
         reward = self.generator.score(answer, problem)
         self._done, self._last_answer = True, answer
-        info = {"gold": problem.answer, "value": problem.value, "parsed": self.generator.parse(answer),
-                "correct": bool(reward == 1.0), "prompt": problem.prompt}
+        parsed = self.generator.parse(answer)
+        info = {"gold": problem.answer, "value": problem.value, "correct": bool(reward == 1.0),
+                "malformed": parsed is None, "parsed": -1 if parsed is None else parsed,
+                "prompt": problem.prompt}
         return self._obs(problem), float(reward), True, False, info
 
     def render(self) -> str | None:
@@ -152,7 +156,7 @@ class LoopReasoningEnv(gym.Env):
         ids = self.tokenizer.encode(problem.prompt)
         tokens = np.zeros(self.max_prompt_len, dtype=np.int64)
         tokens[: len(ids)] = ids
-        return {"text": problem.prompt, "tokens": tokens, "length": len(ids)}
+        return {"tokens": tokens, "length": len(ids)}
 
     def _answer_text(self, action: Any) -> str:
         if isinstance(action, str):

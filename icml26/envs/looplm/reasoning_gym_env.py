@@ -105,6 +105,17 @@ class ReasoningGymEnv(gym.Env):
         return entry["question"], reward, True, False, {"gold": str(entry["answer"]), "index": self._index,
                                                         "correct": bool(reward == 1.0)}
 
+    def sample_group(self, n: int, seed: int | None = None) -> list[int]:
+        """``n`` entry indices of this split: from ``seed`` if given, else from ``self.np_random``."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"ReasoningGym-v0.sample_group: n must be a positive int, got {n!r}")
+        rng = self.np_random if seed is None else np.random.default_rng(seed)
+        return [int(self._indices[i]) for i in rng.integers(0, len(self._indices), size=int(n))]
+
+    def question(self, index: int) -> str:
+        """The question text of split entry ``index``."""
+        return self._entries[index]["question"]
+
     def score(self, completions: Sequence[str], indices: Sequence[int]) -> np.ndarray:
         """reasoning-gym scores of ``completions[i]`` for split entry ``indices[i]``."""
         if len(completions) != len(indices):
