@@ -94,13 +94,16 @@ def git_commit() -> str | None:
 
 
 def seed_everything(seed: int) -> None:
-    """Seed Python's, NumPy's legacy and torch's global generators (for agents that use them)."""
+    """Seed Python's, NumPy's legacy and torch's global generators (for agents that use them),
+    and pin torch to ``$ICML26_TORCH_THREADS`` threads (default 1): results then do not depend
+    on the executor or the core count, and parallel trials do not oversubscribe the CPU."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     try:
         import torch
 
         torch.manual_seed(seed)
+        torch.set_num_threads(int(os.environ.get("ICML26_TORCH_THREADS", "1")))
     except ImportError:  # pragma: no cover - torch is a core dependency
         pass
 

@@ -4,7 +4,8 @@
   coordinates, dense Cholesky (the method card's choice; O(n^3), fine to a few thousand units).
 * ``spde``: sparse GMRF ``x = K^{-1} z`` with ``K = kappa^2 I + L`` (graph Laplacian ``L``), i.e.
   precision ``K^2``: the Whittle-Matern SPDE approximation (Lindgren, Rue & Lindstrom 2011,
-  alpha = 2) with ``kappa = sqrt(8) / length_scale``; one sparse LU solve, so it scales to 1e5+.
+  alpha = 2) with ``kappa = sqrt(8) / length_scale``; one conjugate-gradient solve (relative
+  tolerance 1e-10), so it scales to 1e5+ units.
 * ``icar``: intrinsic CAR (precision ``L``) sampled as ``(L + eps I)^{-1} B^T z`` with the
   edge-incidence matrix ``B`` (``L = B^T B``); no length-scale, very smooth.
 * ``clustered``: the Spatial-CI single-cause confounder: ``max_c peak_c exp(-hops(c, s) / 2)``
@@ -50,8 +51,12 @@ def _gp_exponential(coords: np.ndarray, length_scale: float, rng: np.random.Gene
 def _spde(adj: sp.csr_matrix, length_scale: float, rng: np.random.Generator) -> np.ndarray:
     n = adj.shape[0]
     kappa2 = 8.0 / length_scale**2
-    k = (sp.identity(n, format="csc") * kappa2 + laplacian(adj).tocsc()).tocsc()
-    return spla.splu(k).solve(rng.standard_normal(n))
+    k = (sp.identity(n, format="csr") * kappa2 + laplacian(adj)).tocsr()
+    z = rng.standard_normal(n)
+    # K is SPD with condition number <= 1 + 2 max_degree / kappa^2: conjugate gradients converge
+    # in O(sqrt(cond)) sweeps of O(nnz), 5x faster than sparse LU at 1e5 units (perf/spatial_causal.py)
+    x, info = spla.cg(k, z, rtol=1e-10, maxiter=20 * n)
+    return x if info == 0 else spla.splu(k.tocsc()).solve(z)
 
 
 def _icar(adj: sp.csr_matrix, rng: np.random.Generator, eps: float = 1e-3) -> np.ndarray:
