@@ -84,14 +84,17 @@ class ProcessExecutor:
             queue = rest
 
     def _run_alone(self, spec: TrialSpec) -> TrialResult:
-        for _ in range(self.max_retries):
+        # A death in a shared pool proves nothing about this trial (a neighbour may have killed
+        # the pool before this trial even started), so only deaths while alone count: the trial
+        # gets its first attempt plus max_retries, all alone.
+        for _ in range(1 + self.max_retries):
             (item,) = list(self._run_pool([spec], 1))
             if isinstance(item, TrialResult):
                 return item
         return failed_result(
             spec,
-            f"worker process died during the trial ({1 + self.max_retries} attempts; the last one "
-            "ran alone, so this trial itself kills its process: segfault, OOM kill or os._exit)",
+            f"worker process died during the trial ({1 + self.max_retries} attempts ran alone, "
+            "so this trial itself kills its process: segfault, OOM kill or os._exit)",
         )
 
     def _run_pool(

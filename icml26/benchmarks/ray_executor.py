@@ -29,7 +29,7 @@ from icml26.agents import AgentSpec
 from icml26.benchmarks.runner import TrialSpec, execute_trial, failed_result
 from icml26.protocol import Task, TrialResult
 
-__all__ = ["RayExecutor", "ray_trial"]
+__all__ = ["RayExecutor", "VersionSkewError", "ray_trial"]
 
 # Ray errors that mean "the process or node running the trial went away", not "the trial raised".
 _DEATH_ERRORS = (
@@ -50,20 +50,35 @@ def ray_trial(spec: TrialSpec, task: Task | None = None, agent: AgentSpec | None
     try:
         _ensure_registered(task, agent)
         return execute_trial(spec)
-    except SystemExit:
+    except (SystemExit, VersionSkewError):
         return failed_result(spec, traceback.format_exc())
 
 
-def _ensure_registered(task: Task | None, agent: AgentSpec | None) -> None:
-    from icml26 import agents, benchmarks
+class VersionSkewError(RuntimeError):
+    """The driver and a worker define the same task or agent name differently."""
 
+
+def _ensure_registered(task: Task | None, agent: AgentSpec | None) -> None:
+    import socket
+
+    from icml26 import __version__, agents, benchmarks
+
+    where = f"the driver and this Ray worker ({socket.gethostname()}, icml26 {__version__})"
+    advice = "install the same icml26-gym (and plugins) on every node, e.g. the docker/ suite image"
     if task is not None:
         try:
-            benchmarks.get_task(task.id, task.version)
+            mine = benchmarks.get_task(task.id, task.version)
         except KeyError:
             benchmarks.register_task(task)
-    if agent is not None and agent.name not in agents.all_specs():
-        agents.register(agent.name, agent.entry_point, agent.family, agent.description, agent.kwargs)
+        else:
+            if mine != task:
+                raise VersionSkewError(f"task {task.key} differs between {where}: {advice}")
+    if agent is not None:
+        known = agents.all_specs().get(agent.name)
+        if known is None:
+            agents.register(agent.name, agent.entry_point, agent.family, agent.description, agent.kwargs)
+        elif (known.entry_point, dict(known.kwargs)) != (agent.entry_point, dict(agent.kwargs)):
+            raise VersionSkewError(f"agent {agent.name!r} differs between {where}: {advice}")
 
 
 def _driver_registrations(spec: TrialSpec) -> tuple[Task | None, AgentSpec | None]:
@@ -86,7 +101,7 @@ class RayExecutor:
             cluster's resources decide how many trials run at once).
         address: a Ray cluster address (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``).
         cpus_per_trial: CPUs each trial asks for (fractions allowed); Ray sets the trial's
-            ``OMP_NUM_THREADS`` from it.
+            ``OMP_NUM_THREADS`` from it (torch's threads follow ``$ICML26_TORCH_THREADS``).
         gpus_per_trial: GPUs each trial asks for (0 = none; fractions share a GPU).
         max_retries: times a trial whose worker died is run again before it is FAILED.
         fresh_worker_per_trial: run each trial in a new worker process (``max_calls=1``), as the

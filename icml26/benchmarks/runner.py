@@ -143,7 +143,7 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
             agent_kwargs=dict(spec.agent_kwargs), started_at=started,
             extra=_jsonable_or_note(outcome.extra),
         )
-    except Exception:
+    except (Exception, SystemExit):  # an agent calling sys.exit() fails its trial, not the run
         return failed_result(spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
 from icml26.protocol import TrialResult
 
@@ -63,7 +64,15 @@ class ResultsStore:
                 cur.execute("PRAGMA synchronous=NORMAL")
                 cur.close()
 
-        _metadata.create_all(self.engine)
+        for attempt in range(3):
+            try:
+                _metadata.create_all(self.engine)
+                break
+            except sa.exc.DBAPIError:
+                # PostgreSQL: another process created the table between our check and our
+                # CREATE TABLE; its transaction has committed, so the next check finds it.
+                if attempt == 2:
+                    raise
 
     def __repr__(self) -> str:
         return f"ResultsStore({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -91,9 +100,19 @@ class ResultsStore:
             "result_json": result.to_json(),
             "stored_at": _dt.datetime.now(_dt.UTC).isoformat(),
         }
+        dialect = {"postgresql": postgresql, "sqlite": sqlite}.get(self.engine.dialect.name)
         with self.engine.begin() as conn:
-            conn.execute(sa.delete(trials_table).where(trials_table.c.key == row["key"]))
-            conn.execute(sa.insert(trials_table).values(**row))
+            if dialect is not None:
+                # one atomic upsert: concurrent writers of the same key (two drivers on one
+                # PostgreSQL store) cannot collide, as delete-then-insert can under READ COMMITTED
+                stmt = dialect.insert(trials_table).values(**row)
+                conn.execute(stmt.on_conflict_do_update(
+                    index_elements=[trials_table.c.key],
+                    set_={k: stmt.excluded[k] for k in row if k != "key"},
+                ))
+            else:
+                conn.execute(sa.delete(trials_table).where(trials_table.c.key == row["key"]))
+                conn.execute(sa.insert(trials_table).values(**row))
 
     def delete(self, keys: Iterable[str]) -> int:
         keys = list(keys)
