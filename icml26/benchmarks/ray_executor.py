@@ -101,7 +101,8 @@ class RayExecutor:
             cluster's resources decide how many trials run at once).
         address: a Ray cluster address (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``).
         cpus_per_trial: CPUs each trial asks for (fractions allowed); Ray sets the trial's
-            ``OMP_NUM_THREADS`` from it (torch's threads follow ``$ICML26_TORCH_THREADS``).
+            ``OMP_NUM_THREADS`` from it, and from 2 CPUs up torch gets as many threads
+            (``$ICML26_TORCH_THREADS`` in the tasks' runtime env, unless you set it there).
         gpus_per_trial: GPUs each trial asks for (0 = none; fractions share a GPU).
         max_retries: times a trial whose worker died is run again before it is FAILED.
         fresh_worker_per_trial: run each trial in a new worker process (``max_calls=1``), as the
@@ -187,8 +188,15 @@ class RayExecutor:
                 "max_retries": 0,  # the driver counts retries itself (see the module docstring)
                 "retry_exceptions": False,
             }
-            if self.runtime_env:
-                options["runtime_env"] = self.runtime_env
+            runtime_env = dict(self.runtime_env or {})
+            env_vars = dict(runtime_env.get("env_vars", {}))
+            if self.cpus_per_trial >= 2 and "ICML26_TORCH_THREADS" not in env_vars:
+                # let torch use the CPUs the trial reserved (the runner pins it to 1 otherwise)
+                env_vars["ICML26_TORCH_THREADS"] = str(int(self.cpus_per_trial))
+            if env_vars:
+                runtime_env["env_vars"] = env_vars
+            if runtime_env:
+                options["runtime_env"] = runtime_env
             # max_calls=1: like the process executor, no global state (torch threads, leaks)
             # crosses trials; 0 lets Ray reuse its workers.
             max_calls = 1 if self.fresh_worker_per_trial else 0
