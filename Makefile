@@ -7,6 +7,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: bench test install clean
 
+# One BLAS/OpenMP thread per process: trials pin themselves too, this covers imports and tests.
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
 bench: $(STAMP)
 	$(PY) -m icml26.cli bench --suite smoke --store results/smoke.db
 

@@ -95,17 +95,28 @@ def git_commit() -> str | None:
 
 def seed_everything(seed: int) -> None:
     """Seed Python's, NumPy's legacy and torch's global generators (for agents that use them),
-    and pin torch to ``$ICML26_TORCH_THREADS`` threads (default 1): results then do not depend
-    on the executor or the core count, and parallel trials do not oversubscribe the CPU."""
+    and pin torch and the BLAS pools to ``$ICML26_TORCH_THREADS`` threads (default 1): results
+    then do not depend on the executor or the core count, and parallel trials do not
+    oversubscribe the CPU."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     try:
         import torch
 
         torch.manual_seed(seed)
-        torch.set_num_threads(int(os.environ.get("ICML26_TORCH_THREADS", "1")))
+        torch.set_num_threads(_threads())
     except ImportError:  # pragma: no cover - torch is a core dependency
         pass
+    try:  # BLAS pools too: multi-threaded BLAS spin-waits badly on a loaded machine
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=_threads())
+    except ImportError:  # pragma: no cover - threadpoolctl is a core dependency
+        pass
+
+
+def _threads() -> int:
+    return max(1, int(os.environ.get("ICML26_TORCH_THREADS", "1")))
 
 
 def _check_outcome(task: Any, outcome: Any) -> TrialOutcome:

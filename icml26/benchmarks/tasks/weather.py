@@ -1,9 +1,168 @@
-"""Tasks and suite entries of the weather family."""
+"""Tasks of the weather family: 10-day open-loop rollouts scored in WeatherBench 2 conventions.
+
+``run_trial`` learns on the env's training period (``env.unwrapped.dataset("train")``), then
+runs one episode per initialization time, evenly spread over the test period, through the env
+(``act`` each 6 hours, open loop), and scores the collected forecasts with
+:class:`icml26.envs.weather.metrics.ForecastScorer`: latitude-weighted RMSE and ACC per
+channel and lead, and the extremes scores at the training period's 95th/99th percentiles.
+
+Metric names read ``<channel>_<score>[_q<quantile>]_<lead>d``: ``z500_rmse_5d`` is the Z500 RMSE
+at 5 days, ``t2m_sedi_q95_3d`` the SEDI of 2 m temperature above its 95th percentile at 3 days.
+The ACC of a forecast with no anomaly (climatology) is undefined; it is reported as 0.
+"""
 
 from __future__ import annotations
 
-from icml26.benchmarks import SuiteEntry
-from icml26.protocol import Task
+import math
+from typing import Any
 
-TASKS: list[Task] = []
-SUITES: dict[str, list[SuiteEntry]] = {}
+import gymnasium as gym
+import numpy as np
+
+from icml26.benchmarks import SuiteEntry
+from icml26.benchmarks.generic import bind_agent, learn_if_learner
+from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
+
+_RUN = "icml26.benchmarks.tasks.weather:run_trial"
+_ENV = "icml26/WeatherRollout-v0"
+_RANGES = {"rmse": ("min", 0.0, math.inf), "acc": ("max", -1.0, 1.0), "sedi": ("max", -1.0, 1.0),
+           "csi": ("max", 0.0, 1.0), "ets": ("max", -1 / 3, 1.0)}
+
+
+def _metric(name: str) -> Metric:
+    parts = name.split("_")
+    score = parts[-3] if parts[-2].startswith("q") else parts[-2]
+    direction, lo, hi = _RANGES[score]
+    return Metric(name, direction, lo, hi, f"{score} of {name.split('_' + score)[0]} at {parts[-1]}")
+
+
+def _parse(name: str) -> tuple[str, str, float | None, int]:
+    parts = name.split("_")
+    days = int(parts[-1].rstrip("d"))
+    if parts[-2].startswith("q"):
+        return "_".join(parts[:-3]), parts[-3], int(parts[-2][1:]) / 100.0, days
+    return "_".join(parts[:-2]), parts[-2], None, days
+
+
+def _task(id: str, env_kwargs: dict[str, Any], headline: tuple[str, ...], eval_episodes: int,
+          budget: Budget, description: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4)) -> Task:
+    metrics = (Metric("return", "max", -math.inf, 0.0, "mean episode return: minus the sum over "
+                      "leads of the variance-normalized latitude-weighted MSE"),
+               *(_metric(h) for h in headline))
+    return Task(id=id, version=0, family="weather", env_id=_ENV, run_trial=_RUN, metrics=metrics,
+                primary_metric="return", env_kwargs=env_kwargs, budget=budget, seeds=seeds,
+                eval_episodes=eval_episodes, description=description, tolerance=0.1)
+
+
+SPHERE_HEADLINE = ("z500_rmse_3d", "z500_rmse_5d", "z500_acc_5d", "t850_rmse_5d", "t850_acc_5d",
+                   "t2m_rmse_5d", "u10_rmse_5d", "t2m_sedi_q95_3d", "t2m_csi_q95_3d")
+
+SPHERE = _task(
+    "weather/sphere-10day", {}, SPHERE_HEADLINE, eval_episodes=60,
+    budget=Budget(updates=2000),
+    description="Synthetic sphere (5.625 deg; z500 t850 t2m u10 v10), train 2000-2002, test 2003: "
+                "40 six-hour steps from 60 initializations; at most 2000 gradient updates.",
+)
+SPHERE_QUICK = _task(
+    "weather/sphere-quick",
+    {"train_period": ("2000-01-01", "2000-12-31T18"), "test_period": ("2001-01-01", "2001-02-28T18")},
+    SPHERE_HEADLINE, eval_episodes=6, budget=Budget(updates=120),
+    description="Smoke version of sphere-10day: one training year, six initializations in "
+                "Jan-Feb 2001, at most 120 gradient updates.",
+    seeds=(0, 1),
+)
+LORENZ96 = _task(
+    "weather/lorenz96-10day",
+    {"source": "lorenz96", "train_period": ("2000-01-01", "2001-12-31T18"),
+     "test_period": ("2002-01-01", "2002-12-31T18")},
+    ("lorenz96_x_rmse_1d", "lorenz96_x_rmse_3d", "lorenz96_x_rmse_5d", "lorenz96_x_acc_3d"),
+    eval_episodes=60, budget=Budget(updates=2000),
+    description="Lorenz-96 (K=40, F=8; 0.05 time units = 6 h): 40-step rollouts, two training years.",
+)
+QG = _task(
+    "weather/qg-10day",
+    {"source": "qg"},
+    ("z250_rmse_3d", "z250_rmse_5d", "z250_acc_5d", "u250_rmse_3d", "z750_rmse_5d"),
+    eval_episodes=60, budget=Budget(updates=2000),
+    description="Two-layer QG turbulence (upper/lower layer z, u, v): 40-step rollouts, train "
+                "2000-2002, test 2003.",
+)
+
+TASKS = [SPHERE, SPHERE_QUICK, LORENZ96, QG]
+
+_BASELINES = {"weather-persistence": {}, "weather-climatology": {}, "weather-damped-persistence": {},
+              "weather-ridge": {}}
+SUITES = {
+    "smoke": [
+        SuiteEntry("weather/sphere-quick",
+                   {**_BASELINES, "emformer": {"updates": 80, "finetune_updates": 10, "progress": False}},
+                   seeds=(0, 1)),
+    ],
+    "full": [
+        SuiteEntry("weather/sphere-10day", {**_BASELINES, "weather-resnet": {}, "emformer": {}}),
+        SuiteEntry("weather/lorenz96-10day", {**_BASELINES, "weather-resnet": {}, "emformer": {}}),
+        SuiteEntry("weather/qg-10day", {**_BASELINES, "weather-resnet": {}, "emformer": {}}),
+    ],
+}
+
+
+def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    """Learn on the training period, forecast open-loop from ``task.eval_episodes`` evenly spaced
+    initializations of the test period (through the env), and score every forecast."""
+    from icml26.envs.weather.metrics import ForecastScorer
+
+    env = gym.make(task.env_id, **task.env_kwargs)
+    u = env.unwrapped
+    bind_agent(agent, env)
+    agent.reset(seed)
+    learn_stats = learn_if_learner(agent, u.dataset("train"), task)
+    inits = u.evaluation_init_times(task.eval_episodes)
+    n, lead = inits.size, u.lead_steps
+    shape = (n, lead, len(u.channels), u.latitude.size, u.longitude.size)
+    forecasts = np.empty(shape, dtype=np.float32)
+    truths = np.empty(shape, dtype=np.float32)
+    returns = []
+    for i, t0 in enumerate(inits):
+        episode_seed = derive_seed(seed, "eval", i)
+        obs, info = env.reset(seed=episode_seed, options={"init_time": str(t0)})
+        agent.reset(episode_seed)
+        total = 0.0
+        while True:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+            total += float(reward)
+            if terminated or truncated:
+                break
+        forecasts[i], truths[i] = info["forecast"], info["truth"]
+        returns.append(total)
+    env.close()
+
+    quantiles = sorted({q for m in task.metrics if m.name != "return" and (q := _parse(m.name)[2]) is not None}) or [0.95]
+    scorer = ForecastScorer(u.channels, u.latitude, lead, u.climatology(), u.event_thresholds(quantiles))
+    valid = inits[:, None] + np.timedelta64(6, "h") * np.arange(1, lead + 1)[None, :]
+    scorer.update(forecasts, truths, valid)
+    res = scorer.result()
+
+    metrics: dict[str, float] = {"return": float(np.mean(returns))}
+    undefined = []
+    for m in task.metrics:
+        if m.name == "return":
+            continue
+        channel, score, q, days = _parse(m.name)
+        sel: dict[str, Any] = {"channel": channel, "prediction_timedelta": np.timedelta64(days * 24, "h")}
+        if q is not None:
+            sel["quantile"] = q
+        value = float(res[score].sel(sel))
+        if not math.isfinite(value):
+            undefined.append(m.name)
+            value = 0.0
+        metrics[m.name] = value
+    curves = {s: {c: [round(float(v), 6) for v in res[s].sel(channel=c).values] for c in u.channels}
+              for s in ("rmse", "acc") if s in res}
+    extra: dict[str, Any] = {"curves": curves, "init_times": [str(t) for t in inits]}
+    if undefined:
+        extra["undefined_reported_as_0"] = undefined
+    if learn_stats:
+        extra["learn"] = {k: v for k, v in learn_stats.items() if k != "curve"}
+        if "curve" in learn_stats:
+            extra["learn"]["curve"] = learn_stats["curve"][-20:]
+    return TrialOutcome(metrics=metrics, scores=returns, extra=extra)
