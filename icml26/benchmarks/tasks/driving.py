@@ -1,9 +1,292 @@
-"""Tasks and suite entries of the driving family."""
+"""Tasks of the driving family: attack tasks per ego planner and the adversarial fine-tuning (defense) task.
+
+* ``driving/attack-idm`` and ``driving/attack-cautious``: the agent is the adversary on
+  ``icml26/ScenePilot-v0`` (all 8 scenarios) against the IDM or the cautious planner. Learn for
+  the budget, then evaluate 24 episodes (3 per scenario) with the TTC risk as J_risk's reward
+  (the same scorer for every agent). Metrics: collision rate, feasible ratio (share of steps
+  with sigma >= 0), J_risk, J_sigma, SafeBench's attack score and the ego's driving score.
+* ``driving/defense-idm``: the agent is the ego (a residual on the IDM planner) on
+  ``icml26/ScenePilotAV-v0``. run_trial trains a ScenePilot adversary against the IDM planner,
+  measures the ego's crash rate and ScenePilot's overall driving score before fine-tuning (the
+  planner alone) and after the agent learned against that adversary.
+"""
 
 from __future__ import annotations
 
-from icml26.benchmarks import SuiteEntry
-from icml26.protocol import Task
+import copy
+from collections.abc import Mapping
+from typing import Any
 
-TASKS: list[Task] = []
-SUITES: dict[str, list[SuiteEntry]] = {}
+import gymnasium as gym
+import numpy as np
+
+from icml26.benchmarks import SuiteEntry
+from icml26.benchmarks.generic import bind_agent, learn_if_learner
+from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
+
+EVAL_EPISODES = 24  # 3 per scenario
+# ScenePilot's hyperparameters scaled to the CPU budget (24 updates of 2048 steps): the k
+# curriculum walks once through its 8 values (3 updates each); lr 1e-3 with 4 epochs of 512.
+BUDGET_PPO_KWARGS: dict[str, Any] = {"lr": 1e-3, "update_epochs": 4, "minibatch_size": 512, "k_update_every": 3}
+SB3_PPO_KWARGS: dict[str, Any] = {"n_steps": 1024, "batch_size": 256, "learning_rate": 3e-4}
+
+_ATTACK_METRICS = (
+    Metric("collision_rate", "max", 0.0, 1.0, "share of evaluation episodes in which the ego collides"),
+    Metric("feasible_ratio", "max", 0.0, 1.0, "mean share of steps with sigma >= 0 (physically solvable)"),
+    Metric("feasible_ratio_strict", "max", 0.0, 1.0, "mean share of steps with sigma >= 0.35 (the curriculum's last k)"),
+    Metric("J_risk", "max", 0.0, 600.0, "mean episode sum of the TTC risk 2 / (1 + TTC / 2.5)"),
+    Metric("J_sigma", "max", -300.0, 300.0, "mean episode sum of sigma"),
+    Metric("attack_score", "max", 0.0, 2.0, "SafeBench's attack score (0.4 CR + 0.1 OR + 0.1 RF + 0.3 IC + 0.1 T)"),
+    Metric("ego_driving_score", "min", -1.0, 1.0, "ScenePilot's overall driving score of the ego (lower = stronger attack)"),
+)
+
+
+def _attack_task(planner: str) -> Task:
+    return Task(
+        id=f"driving/attack-{planner}", version=0, family="driving", env_id="icml26/ScenePilot-v0",
+        run_trial="icml26.benchmarks.tasks.driving:run_trial", metrics=_ATTACK_METRICS,
+        primary_metric="collision_rate",
+        env_kwargs={"scenario": "all", "ego": planner, "action": "speed", "phi": "online"},
+        budget=Budget(env_steps=49_152), seeds=(0, 1, 2, 3, 4), eval_episodes=EVAL_EPISODES,
+        description=f"Adversary vs the {planner} planner on the 8 SafeBench scenarios; 49k env steps of learning.",
+        tolerance=0.25, extra={"kind": "attack"},
+    )
+
+
+ATTACK_IDM = _attack_task("idm")
+ATTACK_CAUTIOUS = _attack_task("cautious")
+
+DEFENSE_IDM = Task(
+    id="driving/defense-idm", version=0, family="driving", env_id="icml26/ScenePilotAV-v0",
+    run_trial="icml26.benchmarks.tasks.driving:run_trial",
+    metrics=(
+        Metric("crash_rate_after", "min", 0.0, 1.0, "ego crash rate vs the ScenePilot adversary after fine-tuning"),
+        Metric("crash_rate_before", "min", 0.0, 1.0, "ego crash rate vs the same adversary before (the planner alone)"),
+        Metric("driving_score_after", "max", -1.0, 1.0, "ScenePilot's overall driving score after fine-tuning"),
+        Metric("driving_score_before", "max", -1.0, 1.0, "the same score before fine-tuning"),
+        Metric("crash_rate_reduction", "max", -1.0, 1.0, "crash_rate_before - crash_rate_after"),
+        Metric("crash_rate_after_scripted", "min", 0.0, 1.0, "after fine-tuning, vs SafeBench's scripted actors"),
+    ),
+    primary_metric="crash_rate_after",
+    env_kwargs={"scenario": "all", "base_planner": "idm", "adversary_action": "speed", "phi": "ttc"},
+    budget=Budget(env_steps=30_720, extra={"adversary_steps": 40_960}), seeds=(0, 1, 2, 3, 4),
+    eval_episodes=EVAL_EPISODES,
+    description="Fine-tune a residual on the IDM planner against a ScenePilot adversary trained in the trial.",
+    tolerance=0.25, extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
+)
+
+TASKS = [ATTACK_IDM, ATTACK_CAUTIOUS, DEFENSE_IDM]
+
+SUITES = {
+    "smoke": [
+        SuiteEntry("driving/attack-idm", {"random": {}, "driving-scripted": {}, "scenepilot": BUDGET_PPO_KWARGS},
+                   seeds=(0, 1)),
+        SuiteEntry("driving/defense-idm", {"driving-no-finetune": {}}, seeds=(0,)),
+    ],
+    "full": [
+        SuiteEntry(t, {"scenepilot": BUDGET_PPO_KWARGS, "driving-ppo-risk": BUDGET_PPO_KWARGS, "driving-lc": {},
+                       "driving-scripted": {}, "random": {}, "sb3-ppo": SB3_PPO_KWARGS})
+        for t in ("driving/attack-idm", "driving/attack-cautious")
+    ] + [SuiteEntry("driving/defense-idm", {"driving-no-finetune": {},
+                                              "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}}})],
+}
+
+
+# ---------------------------------------------------------------------------- evaluation helpers
+
+
+def evaluate_adversary(agent: Any, env_kwargs: Mapping[str, Any], seed: int, episodes: int) -> list[dict[str, float]]:
+    """Run ``episodes`` adversary episodes (scenario ``i % 8 + 1`` for episode i when all 8 are used).
+
+    Episode i starts from ``reset(seed=derive_seed(seed, "eval", i))``. When the agent can be
+    copied (``copy.deepcopy``) every episode gets its own copy and all run in lock-step on the
+    native vector env; otherwise (e.g. SB3 models) they run one after the other on a single env.
+    Both give the same episodes. J_risk uses the TTC risk (the same scorer for every agent).
+    """
+    from icml26.envs.driving.env import parse_scenarios
+
+    kw = {k: v for k, v in env_kwargs.items() if k not in ("phi", "render_mode")}
+    scen = parse_scenarios(kw.get("scenario", "all"))
+    order = np.array([scen[i % len(scen)] for i in range(episodes)])
+    seeds = [derive_seed(seed, "eval", i) for i in range(episodes)]
+    try:
+        clones = [copy.deepcopy(agent) for _ in range(episodes)]
+    except Exception:  # not copyable: sequential episodes with the one agent
+        return _evaluate_sequential(agent, kw, order, seeds)
+    return _evaluate_lockstep(clones, kw, order, seeds)
+
+
+def _evaluate_sequential(agent: Any, kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]) -> list[dict[str, float]]:
+    env = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
+    bind_agent(agent, env)
+    out = []
+    for sc, s in zip(order, seeds):
+        obs, info = env.reset(seed=s, options={"scenario": int(sc)})
+        agent.reset(s)
+        while True:
+            a = np.clip(np.asarray(agent.act(obs, info), np.float32).reshape(env.action_space.shape), -1, 1)
+            obs, _, term, trunc, info = env.step(a)
+            if term or trunc:
+                out.append(dict(info["episode_metrics"]))
+                break
+    env.close()
+    return out
+
+
+def _evaluate_lockstep(clones: list[Any], kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]) -> list[dict[str, float]]:
+    from icml26.envs.driving.env import ScenePilotVectorEnv
+
+    episodes = len(clones)
+    venv = ScenePilotVectorEnv(num_envs=episodes, phi="ttc", **kw)
+    venv.reset(seed=0)
+    for i in range(episodes):
+        venv.world.reset(np.array([i]), np.random.default_rng(seeds[i]), order[i:i + 1])
+    obs = venv.world.observation()
+    single = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
+    for c, s in zip(clones, seeds):
+        bind_agent(c, single)
+        c.reset(s)
+    results: list[dict[str, float] | None] = [None] * episodes
+    info_rows: list[dict[str, Any]] = [{"scenario": int(order[i])} for i in range(episodes)]
+    dim = venv.single_action_space.shape[0]
+    while any(r is None for r in results):
+        acts = np.zeros((episodes, dim), dtype=np.float64)
+        for i in range(episodes):
+            if results[i] is None:
+                a = np.asarray(clones[i].act(obs[i], info_rows[i]), dtype=np.float64).reshape(-1)
+                acts[i] = np.clip(a, -1.0, 1.0)
+        obs, _, term, trunc, info = venv.step(acts)
+        done = np.logical_or(term, trunc)
+        for i in range(episodes):
+            info_rows[i] = {"scenario": int(order[i]), "sigma": float(info["sigma_tp1"][i]),
+                            "ttc": float(info["ttc"][i])}
+            if results[i] is None and done[i]:
+                results[i] = {k: float(v[i]) for k, v in info["episode_metrics"].items()}
+        if done.any():  # keep finished rows on their scenario (their later episodes are ignored)
+            venv.world.reset(np.flatnonzero(done), np.random.default_rng(0), order[done])
+            obs = venv.world.observation()
+    return [r for r in results if r is not None]
+
+
+def evaluate_ego(agent: Any, env_kwargs: Mapping[str, Any], adversary: Any, seed: int, episodes: int,
+                 zero_residual: bool = False) -> list[dict[str, float]]:
+    """Ego episodes on ScenePilotAV-v0 against ``adversary``; 3 per scenario; sequential."""
+    from icml26.envs.driving.env import parse_scenarios
+
+    scen = parse_scenarios(env_kwargs.get("scenario", "all"))
+    env = gym.make("icml26/ScenePilotAV-v0", **{**env_kwargs, "adversary": adversary})
+    out = []
+    for i in range(episodes):
+        s = derive_seed(seed, "eval", i)
+        obs, info = env.reset(seed=s, options={"scenario": scen[i % len(scen)]})
+        if not zero_residual:
+            agent.reset(s)
+        while True:
+            a = np.zeros(2) if zero_residual else np.clip(np.asarray(agent.act(obs, info), np.float64).reshape(-1), -1, 1)
+            obs, _, term, trunc, info = env.step(a)
+            if term or trunc:
+                out.append(dict(info["episode_metrics"]))
+                break
+    env.close()
+    return out
+
+
+def _attack_metrics(eps: list[dict[str, float]]) -> dict[str, float]:
+    from icml26.envs.driving.env import attack_score, driving_score
+
+    return {
+        "collision_rate": float(np.mean([e["collision"] for e in eps])),
+        "feasible_ratio": float(np.mean([e["feasible_ratio"] for e in eps])),
+        "feasible_ratio_strict": float(np.mean([e["feasible_ratio_strict"] for e in eps])),
+        "J_risk": float(np.mean([e["J_risk"] for e in eps])),
+        "J_sigma": float(np.mean([e["J_sigma"] for e in eps])),
+        "attack_score": float(attack_score(eps)),
+        "ego_driving_score": float(driving_score(eps)["driving_score"]),
+    }
+
+
+def _per_scenario(eps: list[dict[str, float]], key: str) -> dict[str, float]:
+    out: dict[str, list[float]] = {}
+    for e in eps:
+        out.setdefault(str(int(e["scenario"])), []).append(e[key])
+    return {k: float(np.mean(v)) for k, v in sorted(out.items())}
+
+
+# ---------------------------------------------------------------------------- run_trial
+
+
+def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    """Learn within the budget, evaluate, return the task's metrics (see the module docstring)."""
+    kind = task.extra.get("kind")
+    if kind == "attack":
+        return _run_attack(task, agent, seed)
+    if kind == "defense":
+        return _run_defense(task, agent, seed)
+    raise ValueError(f"driving run_trial: task {task.id!r} has unknown kind {kind!r}")
+
+
+def _run_attack(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    env = gym.make(task.env_id, **task.env_kwargs)
+    env.reset(seed=derive_seed(seed, "train"))
+    env.action_space.seed(derive_seed(seed, "train-actions"))
+    bind_agent(agent, env)
+    agent.reset(seed)
+    stats = learn_if_learner(agent, env, task)
+    env.close()
+    eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes)
+    metrics = _attack_metrics(eps)
+    extra = {"collision_by_scenario": _per_scenario(eps, "collision"),
+             "feasible_by_scenario": _per_scenario(eps, "feasible_ratio")}
+    if stats:
+        extra["learn"] = stats
+    return TrialOutcome(metrics=metrics, scores=[e["collision"] for e in eps], extra=extra)
+
+
+def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    from icml26.agents.driving.scenepilot import ScenePilotAgent
+    from icml26.envs.driving.env import driving_score
+
+    planner = task.extra.get("planner", "idm")
+    kw = dict(task.env_kwargs)
+    # 1. the adversary: ScenePilot trained against the planner alone
+    adversary = ScenePilotAgent(**dict(task.extra.get("adversary_kwargs", {})))
+    adv_env = gym.make("icml26/ScenePilot-v0", scenario=kw.get("scenario", "all"), ego=planner,
+                       action=kw.get("adversary_action", "speed"), phi="online")
+    adversary.bind(adv_env.observation_space, adv_env.action_space)
+    adversary.reset(derive_seed(seed, "adversary"))
+    adv_stats = adversary.learn(adv_env, Budget(env_steps=int(task.budget.extra.get("adversary_steps", 40_960))))
+    adv_env.close()
+    # 2. before: the planner alone (zero residual) against that adversary
+    before = evaluate_ego(None, kw, adversary, seed, task.eval_episodes, zero_residual=True)
+    # 3. fine-tune the agent against the adversary
+    env = gym.make(task.env_id, **{**kw, "adversary": adversary})
+    env.reset(seed=derive_seed(seed, "train"))
+    env.action_space.seed(derive_seed(seed, "train-actions"))
+    bind_agent(agent, env)
+    agent.reset(seed)
+    stats = learn_if_learner(agent, env, task)
+    env.close()
+    # 4. after: the fine-tuned agent against the same adversary, and against the scripted actors
+    after = evaluate_ego(agent, kw, adversary, seed, task.eval_episodes)
+    after_scripted = evaluate_ego(agent, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes)
+    before_scripted = evaluate_ego(None, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes,
+                                   zero_residual=True)
+    cr_b = float(np.mean([e["collision"] for e in before]))
+    cr_a = float(np.mean([e["collision"] for e in after]))
+    metrics = {
+        "crash_rate_after": cr_a, "crash_rate_before": cr_b,
+        "driving_score_after": float(driving_score(after)["driving_score"]),
+        "driving_score_before": float(driving_score(before)["driving_score"]),
+        "crash_rate_reduction": cr_b - cr_a,
+        "crash_rate_after_scripted": float(np.mean([e["collision"] for e in after_scripted])),
+    }
+    extra: dict[str, Any] = {
+        "crash_rate_before_scripted": float(np.mean([e["collision"] for e in before_scripted])),
+        "route_completion_before": float(np.mean([e["route_completion"] for e in before])),
+        "route_completion_after": float(np.mean([e["route_completion"] for e in after])),
+        "adversary_final_k": adv_stats.get("final_k"),
+        "adversary_collision_curve": adv_stats["curve"]["collision_rate"],
+    }
+    if stats:
+        extra["learn"] = stats
+    return TrialOutcome(metrics=metrics, scores=[e["collision"] for e in after], extra=extra)

@@ -1,0 +1,1 @@
+"""Optional simulator backends of ScenePilot-v0: MetaDrive (physics) and CARLA (server)."""

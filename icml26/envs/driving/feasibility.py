@@ -1,0 +1,352 @@
+"""Physical feasibility sigma and the TTC risk fallback, as ScenePilot's released code computes them.
+
+``sigma`` scores how physically solvable the situation between the ego car and its closest
+NPC is: 1 when both axes are clear of the required safe distances, falling towards (and below)
+0 as the gap the ego would still have to make up grows, and -1 when no finite lateral safe
+distance exists. The code port (:func:`sigma_reference`) follows
+``safebench/gym_carla/envs/carla_env.py::_get_phys_safe`` and ``phys_safe.py`` of the public
+ScenePilot release line by line (including its quirks, e.g. a vehicle that overlaps the ego
+laterally always keeps ``need_y > 0``, so sigma <= 0 in the same lane); :func:`sigma_batch` is the
+vectorized version the simulator uses, checked against the reference in the tests.
+
+``mode="rss"`` swaps the code's safe distances for the full RSS distances of Shalev-Shwartz et
+al. (2017) with response time ``rho`` (not in the released code; offered as an option).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "FeasibilityParams",
+    "BodyState",
+    "sigma_reference",
+    "sigma_batch",
+    "ttc_batch",
+    "ttc_risk_batch",
+    "rss_longitudinal_same",
+    "rss_longitudinal_opposite",
+    "rss_lateral",
+]
+
+
+@dataclass(frozen=True)
+class FeasibilityParams:
+    """Constants of sigma. Defaults: ScenePilot's ``scripts/rlconfig.yaml`` (``phys_safe``)."""
+
+    a_lon_av: float = 3.0  # rlconfig.yaml a_lon_dec_av
+    a_lon_npc: float = 4.0  # rlconfig.yaml a_lon_dec_npc
+    a_lat_av: float = 2.0  # rlconfig.yaml a_lat_dec_av
+    a_lat_npc: float = 1.5  # rlconfig.yaml a_lat_dec_npc
+    eps: float = 0.1  # rlconfig.yaml eps (also used inside the distance formulas, as set_from_cfg does)
+    inf_dist: float = 1e4  # rlconfig.yaml INF_DIST
+    same_dir_deg: float = 30.0  # rlconfig.yaml th_same_dir
+    p_norm: float = 2.0  # rlconfig.yaml p_norm
+    ttc_eps: float = 1e-4  # rlconfig.yaml ttc_eps
+    mode: Literal["code", "rss"] = "code"
+    # Full-RSS option (CARLA's RSS defaults; Shalev-Shwartz et al. 2017).
+    rho_ego: float = 1.0
+    rho_npc: float = 2.0
+    rss_a_acc: float = 3.5
+    rss_b_max: float = 8.0
+    rss_b_min: float = 4.0
+    rss_b_min_correct: float = 3.0
+    rss_a_lat: float = 0.2
+    rss_b_lat_min: float = 0.8
+    rss_mu: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("code", "rss"):
+            raise ValueError(f"FeasibilityParams.mode must be 'code' or 'rss', got {self.mode!r}")
+        for name in ("a_lon_av", "a_lon_npc", "a_lat_av", "a_lat_npc", "eps", "inf_dist"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"FeasibilityParams.{name} must be > 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class BodyState:
+    """A planar rigid body: centre (m), yaw (rad), world velocity (m/s), half length and width (m)."""
+
+    x: float
+    y: float
+    yaw: float
+    vx: float
+    vy: float
+    half_length: float = 2.5
+    half_width: float = 1.0
+
+
+# ------------------------------------------------------------------------ distance formulas
+
+
+def _lon_same_code(va: float, vn: float, p: FeasibilityParams) -> float:
+    # phys_safe.phys_safe_same_lane: 0 if the rear car is not faster, else max(d_stop, d_equal)
+    if va <= vn + p.eps:
+        return 0.0
+    d_stop = abs(vn**2 / (2.0 * (p.a_lon_npc + p.eps)) - va**2 / (2.0 * (p.a_lon_av + p.eps)))
+    d_equal = 0.0
+    if not (p.a_lon_av <= p.a_lon_npc + p.eps or va <= vn + p.eps):
+        d_equal = (va - vn) ** 2 / (2.0 * (p.a_lon_av - p.a_lon_npc))
+    return max(d_stop, d_equal)
+
+
+def _lon_opp_code(va: float, vn: float, p: FeasibilityParams) -> float:
+    # phys_safe.phys_safe_opposite: both stopping distances
+    return max(va**2 / (2.0 * (p.a_lon_av + p.eps)) + vn**2 / (2.0 * (p.a_lon_npc + p.eps)), 0.0)
+
+
+def _lat_code(va: float, vn: float, p: FeasibilityParams) -> float:
+    # carla_env.safe_lat_distance + phys_safe.phys_safe_lat_same / phys_safe_lat_opp
+    same = np.sign(va) == np.sign(vn) and abs(va) > p.eps and abs(vn) > p.eps
+    if same:
+        v_rel = vn - va
+        if v_rel <= p.eps:
+            return 0.0
+        if p.a_lat_av > p.a_lat_npc + p.eps:
+            return v_rel**2 / (2.0 * (p.a_lat_av - p.a_lat_npc))
+        return p.inf_dist
+    return va**2 / (2.0 * (p.a_lat_av + p.eps)) + vn**2 / (2.0 * (p.a_lat_npc + p.eps))
+
+
+def rss_longitudinal_same(v_rear: float, v_front: float, rho: float, a_acc: float, b_min: float,
+                          b_max: float) -> float:
+    """RSS safe distance for a rear car following a front car (Shalev-Shwartz et al. 2017, Def. 1)."""
+    v_rear, v_front = max(v_rear, 0.0), max(v_front, 0.0)
+    d = v_rear * rho + 0.5 * a_acc * rho**2 + (v_rear + rho * a_acc) ** 2 / (2 * b_min) - v_front**2 / (2 * b_max)
+    return max(d, 0.0)
+
+
+def rss_longitudinal_opposite(v1: float, v2: float, rho1: float, rho2: float, a_acc: float,
+                              b_min_correct: float, b_min: float) -> float:
+    """RSS safe distance for two cars driving towards each other (Def. 2; car 1 in its correct lane)."""
+    v1, v2 = abs(v1), abs(v2)
+    v1r, v2r = v1 + rho1 * a_acc, v2 + rho2 * a_acc
+    d1 = (v1 + v1r) / 2 * rho1 + v1r**2 / (2 * b_min_correct)
+    d2 = (v2 + v2r) / 2 * rho2 + v2r**2 / (2 * b_min)
+    return d1 + d2
+
+
+def rss_lateral(v1: float, v2: float, rho: float, a_lat: float, b_lat_min: float, mu: float) -> float:
+    """RSS lateral safe distance (Def. 4): car 1 on the left moving with lateral speed v1 towards car 2."""
+    v1r, v2r = v1 + rho * a_lat, v2 - rho * a_lat
+    d = (2 * v1 + rho * a_lat) / 2 * rho + v1r**2 / (2 * b_lat_min) - ((2 * v2 - rho * a_lat) / 2 * rho - v2r**2 / (2 * b_lat_min))
+    return mu + max(d, 0.0)
+
+
+def _safe_distances(dx: float, dy: float, vax: float, vay: float, vnx: float, vny: float, dyaw: float,
+                    p: FeasibilityParams) -> tuple[float, float]:
+    same_dir = abs(dyaw) <= math.radians(p.same_dir_deg)
+    if p.mode == "code":
+        d_x = _lon_same_code(vax, vnx, p) if same_dir else _lon_opp_code(vax, vnx, p)
+        return d_x, _lat_code(vay, vny, p)
+    # Full RSS: rear/front by the sign of dx; lateral with the NPC on the left when dy > 0.
+    if same_dir:
+        if dx >= 0:
+            d_x = rss_longitudinal_same(vax, vnx, p.rho_ego, p.rss_a_acc, p.rss_b_min, p.rss_b_max)
+        else:
+            d_x = rss_longitudinal_same(vnx, vax, p.rho_npc, p.rss_a_acc, p.rss_b_min, p.rss_b_max)
+    else:
+        d_x = rss_longitudinal_opposite(vax, vnx, p.rho_ego, p.rho_npc, p.rss_a_acc, p.rss_b_min_correct,
+                                        p.rss_b_min)
+    if dy >= 0:  # NPC on the left: it is car 1 moving right (towards -y) with speed -vny
+        d_y = rss_lateral(-vny, -vay, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu)
+    else:
+        d_y = rss_lateral(vay, vny, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu)
+    return d_x, d_y
+
+
+# ------------------------------------------------------------------------ sigma, reference
+
+
+def sigma_reference(ego: BodyState, npc: BodyState | None, p: FeasibilityParams | None = None) -> float | None:
+    """sigma between the ego and one NPC, line by line as ``_get_phys_safe`` in the release.
+
+    Returns ``None`` where the released code returns ``None`` (an infinite safe distance; the
+    environment then reports sigma = -1), ``0.0`` with no NPC, else ``1 - ||(n_x, n_y)||_p``.
+    """
+    p = p or FeasibilityParams()
+    if npc is None:
+        return 0.0
+    c_yaw, s_yaw = math.cos(ego.yaw), math.sin(ego.yaw)
+    rx, ry = npc.x - ego.x, npc.y - ego.y
+    dx, dy = c_yaw * rx + s_yaw * ry, -s_yaw * rx + c_yaw * ry
+    vax, vay = c_yaw * ego.vx + s_yaw * ego.vy, -s_yaw * ego.vx + c_yaw * ego.vy
+    vnx, vny = c_yaw * npc.vx + s_yaw * npc.vy, -s_yaw * npc.vx + c_yaw * npc.vy
+    dyaw = (npc.yaw - ego.yaw + math.pi) % (2 * math.pi) - math.pi
+
+    d_phys_x, d_phys_y = _safe_distances(dx, dy, vax, vay, vnx, vny, dyaw, p)
+    if d_phys_x >= 0.9 * p.inf_dist or d_phys_y >= 0.9 * p.inf_dist:
+        return None
+
+    L_av, W_av, L_npc, W_npc = ego.half_length, ego.half_width, npc.half_length, npc.half_width
+    c, s = abs(math.cos(dyaw)), abs(math.sin(dyaw))
+    d_e_x, d_e_y = abs(dx), abs(dy)
+    d_n_xp = abs(dx * math.cos(dyaw) + dy * math.sin(dyaw))
+    d_n_yp = abs(-dx * math.sin(dyaw) + dy * math.cos(dyaw))
+    clear_e_x = L_av + c * L_npc + s * W_npc
+    clear_e_y = W_av + c * W_npc + s * L_npc
+    clear_n_xp = L_npc + c * L_av + s * W_av
+    clear_n_yp = W_npc + c * W_av + s * L_av
+
+    def d_phys_on(ux: float, uy: float) -> float:
+        return abs(ux) * d_phys_x + abs(uy) * d_phys_y
+
+    dphys_e_x, dphys_e_y = d_phys_on(1.0, 0.0), d_phys_on(0.0, 1.0)
+    dphys_n_xp = d_phys_on(math.cos(dyaw), math.sin(dyaw))
+    dphys_n_yp = d_phys_on(-math.sin(dyaw), math.cos(dyaw))
+    need_x = max(max(0.0, -(d_e_x - clear_e_x - dphys_e_x)), max(0.0, -(d_n_xp - clear_n_xp - dphys_n_xp)))
+    need_y = max(max(0.0, -(d_e_y - clear_e_y - dphys_e_y)), max(0.0, -(d_n_yp - clear_n_yp - dphys_n_yp)))
+    if need_x == 0.0 and need_y == 0.0:
+        return 1.0
+
+    def closing(d: float, va: float, vn: float) -> tuple[bool, float]:
+        rel = (1.0 if d >= 0 else -1.0) * (va - vn)
+        return rel > 0.0, max(0.0, rel)
+
+    close_x, dvx = closing(dx, vax, vnx)
+    close_y, dvy = closing(dy, vay, vny)
+    if not close_x and abs(dx) > max(clear_n_xp, clear_e_x):
+        need_x = 0.0
+    if not close_y and abs(dy) > max(clear_n_yp, clear_e_y):
+        need_y = 0.0
+    t_x = need_x / max(dvx, p.ttc_eps) if close_x and need_x > 0 else math.inf
+    t_y = need_y / max(dvy, p.ttc_eps) if close_y and need_y > 0 else math.inf
+    t = min(t_x, t_y)
+    if not math.isfinite(t):
+        t = 0.0
+    l_x = 0.5 * p.a_lon_av * t**2 if close_x else 0.0
+    l_y = 0.5 * p.a_lat_av * t**2 if close_y else 0.0
+    need_x_hat, need_y_hat = max(0.0, need_x - l_x), max(0.0, need_y - l_y)
+    nx = need_x_hat / max(max(dphys_e_x + clear_e_x, dphys_n_xp + clear_n_xp), p.eps)
+    ny = need_y_hat / max(max(dphys_e_y + clear_e_y, dphys_n_yp + clear_n_yp), p.eps)
+    return 1.0 - (nx**p.p_norm + ny**p.p_norm) ** (1.0 / p.p_norm)
+
+
+# ------------------------------------------------------------------------ sigma, vectorized
+
+
+def _rss_same_v(v_rear: np.ndarray, v_front: np.ndarray, rho: float, p: FeasibilityParams) -> np.ndarray:
+    v_rear, v_front = np.maximum(v_rear, 0.0), np.maximum(v_front, 0.0)
+    d = (v_rear * rho + 0.5 * p.rss_a_acc * rho**2 + (v_rear + rho * p.rss_a_acc) ** 2 / (2 * p.rss_b_min)
+         - v_front**2 / (2 * p.rss_b_max))
+    return np.maximum(d, 0.0)
+
+
+def _rss_lat_v(v1: np.ndarray, v2: np.ndarray, p: FeasibilityParams) -> np.ndarray:
+    rho, a = max(p.rho_ego, p.rho_npc), p.rss_a_lat
+    v1r, v2r = v1 + rho * a, v2 - rho * a
+    d = (2 * v1 + rho * a) / 2 * rho + v1r**2 / (2 * p.rss_b_lat_min) - (
+        (2 * v2 - rho * a) / 2 * rho - v2r**2 / (2 * p.rss_b_lat_min))
+    return p.rss_mu + np.maximum(d, 0.0)
+
+
+def sigma_batch(
+    ego: np.ndarray, npc: np.ndarray, present: np.ndarray, p: FeasibilityParams | None = None
+) -> np.ndarray:
+    """sigma for a batch: ``ego`` and ``npc`` are (N, 7) arrays [x, y, yaw, vx, vy, half_l, half_w].
+
+    ``present`` (N,) bool marks rows that have an NPC (others get 0.0, like the release).
+    Infinite safe distances give -1.0 (the release's ``None`` mapped as the env does).
+    """
+    p = p or FeasibilityParams()
+    x, y, yaw, evx, evy, L_av, W_av = (ego[:, i] for i in range(7))
+    nxp, nyp, nyaw, nvx, nvy, L_npc, W_npc = (npc[:, i] for i in range(7))
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    rx, ry = nxp - x, nyp - y
+    dx, dy = cy * rx + sy * ry, -sy * rx + cy * ry
+    vax, vay = cy * evx + sy * evy, -sy * evx + cy * evy
+    vnx, vny = cy * nvx + sy * nvy, -sy * nvx + cy * nvy
+    dyaw = (nyaw - yaw + np.pi) % (2 * np.pi) - np.pi
+    same_dir = np.abs(dyaw) <= np.radians(p.same_dir_deg)
+    eps = p.eps
+
+    if p.mode == "code":
+        d_stop = np.abs(vnx**2 / (2.0 * (p.a_lon_npc + eps)) - vax**2 / (2.0 * (p.a_lon_av + eps)))
+        if p.a_lon_av <= p.a_lon_npc + eps:
+            d_equal = np.zeros_like(vax)
+        else:
+            d_equal = (vax - vnx) ** 2 / (2.0 * (p.a_lon_av - p.a_lon_npc))
+        lon_same = np.where(vax <= vnx + eps, 0.0, np.maximum(d_stop, d_equal))
+        lon_opp = np.maximum(vax**2 / (2.0 * (p.a_lon_av + eps)) + vnx**2 / (2.0 * (p.a_lon_npc + eps)), 0.0)
+        d_phys_x = np.where(same_dir, lon_same, lon_opp)
+        lat_same_dir = (np.sign(vay) == np.sign(vny)) & (np.abs(vay) > eps) & (np.abs(vny) > eps)
+        v_rel = vny - vay
+        if p.a_lat_av > p.a_lat_npc + eps:
+            lat_same = np.where(v_rel <= eps, 0.0, v_rel**2 / (2.0 * (p.a_lat_av - p.a_lat_npc)))
+        else:
+            lat_same = np.where(v_rel <= eps, 0.0, p.inf_dist)
+        lat_opp = vay**2 / (2.0 * (p.a_lat_av + eps)) + vny**2 / (2.0 * (p.a_lat_npc + eps))
+        d_phys_y = np.where(lat_same_dir, lat_same, lat_opp)
+    else:
+        ahead = dx >= 0
+        rss_same = np.where(ahead, _rss_same_v(vax, vnx, p.rho_ego, p), _rss_same_v(vnx, vax, p.rho_npc, p))
+        va, vn = np.abs(vax), np.abs(vnx)
+        v1r, v2r = va + p.rho_ego * p.rss_a_acc, vn + p.rho_npc * p.rss_a_acc
+        rss_opp = ((va + v1r) / 2 * p.rho_ego + v1r**2 / (2 * p.rss_b_min_correct)
+                   + (vn + v2r) / 2 * p.rho_npc + v2r**2 / (2 * p.rss_b_min))
+        d_phys_x = np.where(same_dir, rss_same, rss_opp)
+        d_phys_y = np.where(dy >= 0, _rss_lat_v(-vny, -vay, p), _rss_lat_v(vay, vny, p))
+
+    infinite = (d_phys_x >= 0.9 * p.inf_dist) | (d_phys_y >= 0.9 * p.inf_dist)
+
+    c, s = np.abs(np.cos(dyaw)), np.abs(np.sin(dyaw))
+    cd, sd = np.cos(dyaw), np.sin(dyaw)
+    d_e_x, d_e_y = np.abs(dx), np.abs(dy)
+    d_n_xp = np.abs(dx * cd + dy * sd)
+    d_n_yp = np.abs(-dx * sd + dy * cd)
+    clear_e_x = L_av + c * L_npc + s * W_npc
+    clear_e_y = W_av + c * W_npc + s * L_npc
+    clear_n_xp = L_npc + c * L_av + s * W_av
+    clear_n_yp = W_npc + c * W_av + s * L_av
+    dphys_n_xp = np.abs(cd) * d_phys_x + np.abs(sd) * d_phys_y
+    dphys_n_yp = np.abs(sd) * d_phys_x + np.abs(cd) * d_phys_y
+    need_x = np.maximum(np.maximum(0.0, clear_e_x + d_phys_x - d_e_x), np.maximum(0.0, clear_n_xp + dphys_n_xp - d_n_xp))
+    need_y = np.maximum(np.maximum(0.0, clear_e_y + d_phys_y - d_e_y), np.maximum(0.0, clear_n_yp + dphys_n_yp - d_n_yp))
+    all_clear = (need_x == 0.0) & (need_y == 0.0)
+
+    rel_x = np.where(dx >= 0, 1.0, -1.0) * (vax - vnx)
+    rel_y = np.where(dy >= 0, 1.0, -1.0) * (vay - vny)
+    close_x, close_y = rel_x > 0.0, rel_y > 0.0
+    dvx, dvy = np.maximum(rel_x, 0.0), np.maximum(rel_y, 0.0)
+    need_x = np.where(~close_x & (d_e_x > np.maximum(clear_n_xp, clear_e_x)), 0.0, need_x)
+    need_y = np.where(~close_y & (d_e_y > np.maximum(clear_n_yp, clear_e_y)), 0.0, need_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_x = np.where(close_x & (need_x > 0), need_x / np.maximum(dvx, p.ttc_eps), np.inf)
+        t_y = np.where(close_y & (need_y > 0), need_y / np.maximum(dvy, p.ttc_eps), np.inf)
+    t = np.minimum(t_x, t_y)
+    t = np.where(np.isfinite(t), t, 0.0)
+    l_x = np.where(close_x, 0.5 * p.a_lon_av * t**2, 0.0)
+    l_y = np.where(close_y, 0.5 * p.a_lat_av * t**2, 0.0)
+    nxh = np.maximum(0.0, need_x - l_x) / np.maximum(np.maximum(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps)
+    nyh = np.maximum(0.0, need_y - l_y) / np.maximum(np.maximum(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps)
+    sigma = 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
+    sigma = np.where(all_clear, 1.0, sigma)
+    sigma = np.where(infinite, -1.0, sigma)
+    return np.where(present, sigma, 0.0)
+
+
+# ------------------------------------------------------------------------ TTC risk
+
+
+def ttc_batch(ego_xy: np.ndarray, ego_v: np.ndarray, npc_xy: np.ndarray, npc_v: np.ndarray,
+              present: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centre-to-centre distance, closing speed and TTC as ``_get_adv_reward`` computes them.
+
+    All inputs (N, 2) except ``present`` (N,). Returns (dist, closing >= 0, ttc; inf when not closing).
+    """
+    rel = npc_xy - ego_xy
+    vrel = npc_v - ego_v
+    dist = np.maximum(np.hypot(rel[:, 0], rel[:, 1]), 1e-3)
+    closing = np.maximum(0.0, -(rel[:, 0] * vrel[:, 0] + rel[:, 1] * vrel[:, 1]) / dist)
+    with np.errstate(divide="ignore"):
+        ttc = np.where((closing > 0) & present, dist / np.where(closing > 0, closing, 1.0), np.inf)
+    return dist, closing, ttc
+
+
+def ttc_risk_batch(ttc: np.ndarray, w_ttc: float = 2.0, horizon: float = 2.5) -> np.ndarray:
+    """The pre-Phi risk reward ``w_ttc / (1 + TTC / horizon)`` (0 when not closing); rlconfig adv_reward."""
+    return np.where(np.isfinite(ttc), w_ttc / (1.0 + ttc / horizon), 0.0)

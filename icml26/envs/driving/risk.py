@@ -1,0 +1,212 @@
+"""Phi: ScenePilot's online-learned AV-risk predictor (``safebench/gym_carla/envs/av_safe.py``).
+
+An MLP 6 -> 128 -> 128 -> 1 with a sigmoid, trained by TD(0) on the dense signal
+``r = collision + (gamma inv_d' - inv_d)`` with target ``clip(r + (1 - done) gamma V_target(s'), 0, 1)``
+and a weighted binary cross-entropy (weight 50 where ``clip(target + k inv_d, 0, 1) > 0.85``).
+Risk is ``clip(V_target(s) + k inv_d, 0, 1)``. Training starts after the first collision; the
+predictor is *ready* (and its risk replaces the TTC fallback) once the mean loss over the last
+1000 updates drops below ``eps_loss``, or when a trained predictor is loaded.
+
+Inference runs in NumPy (no torch needed to drive with a trained or untrained predictor);
+torch is imported only when the predictor trains.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RiskPredictor", "risk_features"]
+
+N_FEATURES = 6
+
+
+def risk_features(ego_state4: np.ndarray, dist: np.ndarray, closing_signed: np.ndarray,
+                  present: np.ndarray) -> np.ndarray:
+    """The 6 features of ``_risk_feature``: [lat_err, -yaw_err, speed, vehicle_front, inv_d, tanh(closing/10)].
+
+    ``closing_signed`` is (v_rel . rel) / dist, negative when approaching; rows without an NPC get
+    inv_d = 0 and closing = 0 as in the release.
+    """
+    inv_d = np.where(present, 1.0 / (dist + 1.0), 0.0)
+    close = np.where(present, np.tanh(closing_signed / 10.0), 0.0)
+    return np.concatenate([ego_state4, inv_d[:, None], close[:, None]], axis=1).astype(np.float32)
+
+
+def _init_linear(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
+    # torch.nn.Linear's default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias
+    bound = 1.0 / np.sqrt(fan_in)
+    return (rng.uniform(-bound, bound, size=(fan_out, fan_in)).astype(np.float32),
+            rng.uniform(-bound, bound, size=fan_out).astype(np.float32))
+
+
+class RiskPredictor:
+    """Phi with the release's hyperparameters (``rlconfig.yaml`` ``av_safe``).
+
+    Args:
+        training: learn online (``update``); False = inference only (``ready`` is True).
+        seed: initial weights.
+        lr, gamma, update_gap, tau, k_inv_d, eps_loss, window, pos_weight, pos_threshold, hidden:
+            as in the release (1e-3, 0.95, 100, 0.01, 1, 1e-2, 1000, 50, 0.85, 128).
+    """
+
+    def __init__(self, training: bool = True, seed: int = 0, lr: float = 1e-3, gamma: float = 0.95,
+                 update_gap: int = 100, tau: float = 0.01, k_inv_d: float = 1.0, eps_loss: float = 1e-2,
+                 window: int = 1000, pos_weight: float = 50.0, pos_threshold: float = 0.85,
+                 hidden: int = 128) -> None:
+        self.training = bool(training)
+        self.lr, self.gamma, self.update_gap, self.tau = float(lr), float(gamma), int(update_gap), float(tau)
+        self.k_inv_d, self.eps_loss, self.window = float(k_inv_d), float(eps_loss), int(window)
+        self.pos_weight, self.pos_threshold, self.hidden = float(pos_weight), float(pos_threshold), int(hidden)
+        rng = np.random.default_rng(seed)
+        layers = [_init_linear(rng, N_FEATURES, hidden), _init_linear(rng, hidden, hidden), _init_linear(rng, hidden, 1)]
+        self._online: list[np.ndarray] = [a for wb in layers for a in wb]
+        self._target: list[np.ndarray] = [a.copy() for a in self._online]
+        self.started = False  # training begins after the first collision
+        self.converged = not self.training
+        self.n_updates = 0
+        self._losses: collections.deque[float] = collections.deque(maxlen=self.window)
+        self._torch: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ inference (numpy)
+    @property
+    def ready(self) -> bool:
+        """True once trained (converged) or loaded for inference: its risk replaces the TTC fallback."""
+        return self.converged
+
+    @staticmethod
+    def _forward(params: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+        w1, b1, w2, b2, w3, b3 = params
+        h = np.maximum(x @ w1.T + b1, 0.0)
+        h = np.maximum(h @ w2.T + b2, 0.0)
+        z = (h @ w3.T + b3)[:, 0]
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def value(self, feats: np.ndarray, target: bool = True) -> np.ndarray:
+        """V(s) of the target (default) or online network, shape (N,)."""
+        self._sync_from_torch()
+        return self._forward(self._target if target else self._online, np.asarray(feats, np.float32))
+
+    def risk(self, feats: np.ndarray) -> np.ndarray:
+        """Phi(s) = clip(V_target(s) + k inv_d, 0, 1) for a batch of 6-feature rows."""
+        feats = np.asarray(feats, np.float32)
+        return np.clip(self.value(feats) + self.k_inv_d * feats[:, -2], 0.0, 1.0)
+
+    # ------------------------------------------------------------------ training (torch)
+    def _ensure_torch(self) -> dict[str, Any]:
+        if self._torch is None:
+            import torch
+
+            def net() -> Any:
+                return torch.nn.Sequential(
+                    torch.nn.Linear(N_FEATURES, self.hidden), torch.nn.ReLU(),
+                    torch.nn.Linear(self.hidden, self.hidden), torch.nn.ReLU(),
+                    torch.nn.Linear(self.hidden, 1), torch.nn.Sigmoid())
+
+            online, target = net(), net()
+            for module, params in ((online, self._online), (target, self._target)):
+                with torch.no_grad():
+                    for t, a in zip(module.parameters(), params):
+                        t.copy_(torch.from_numpy(np.array(a)))
+            self._torch = {"torch": torch, "online": online, "target": target,
+                           "opt": torch.optim.Adam(online.parameters(), lr=self.lr)}
+        return self._torch
+
+    def _sync_from_torch(self) -> None:
+        if self._torch is not None and self._torch.get("dirty"):
+            self._online = [p.detach().numpy().copy() for p in self._torch["online"].parameters()]
+            self._target = [p.detach().numpy().copy() for p in self._torch["target"].parameters()]
+            self._torch["dirty"] = False
+
+    def td_targets(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(target, weight) of the TD(0) BCE loss for a batch of transitions."""
+        v_next = self.value(s_next)
+        tgt = np.clip(r + (1.0 - done) * self.gamma * v_next, 0.0, 1.0)
+        tgt_risk = np.clip(tgt + self.k_inv_d * np.asarray(s, np.float32)[:, -2], 0.0, 1.0)
+        w = np.where(tgt_risk > self.pos_threshold, self.pos_weight, 1.0)
+        return tgt.astype(np.float32), w.astype(np.float32)
+
+    def td_loss(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray) -> float:
+        """The weighted BCE TD loss of the online network on a batch (no update)."""
+        tgt, w = self.td_targets(s, s_next, r, done)
+        pred = np.clip(self.value(s, target=False), 1e-7, 1 - 1e-7)
+        return float(np.mean(-w * (tgt * np.log(pred) + (1 - tgt) * np.log(1 - pred))))
+
+    def update(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray) -> float | None:
+        """One TD(0) Adam step on a batch (the release uses batches of 1: one per env step)."""
+        if not self.training or self.converged:
+            return None
+        tgt, w = self.td_targets(s, s_next, np.asarray(r, np.float32), np.asarray(done, np.float32))
+        T = self._ensure_torch()
+        torch = T["torch"]
+        pred = T["online"](torch.from_numpy(np.asarray(s, np.float32)))[:, 0]
+        loss = torch.nn.functional.binary_cross_entropy(pred, torch.from_numpy(tgt), weight=torch.from_numpy(w))
+        T["opt"].zero_grad()
+        loss.backward()
+        T["opt"].step()
+        self.n_updates += 1
+        if self.n_updates % self.update_gap == 0:
+            with torch.no_grad():
+                for pt, p in zip(T["target"].parameters(), T["online"].parameters()):
+                    pt.mul_(1 - self.tau).add_(self.tau * p)
+        T["dirty"] = True
+        value = float(loss.detach())
+        self._losses.append(value)
+        if len(self._losses) == self.window and float(np.mean(self._losses)) < self.eps_loss:
+            self.converged = True
+        return value
+
+    # ------------------------------------------------------------------ persistence
+    def state_dict(self) -> dict[str, Any]:
+        self._sync_from_torch()
+        return {"online": [a.copy() for a in self._online], "target": [a.copy() for a in self._target],
+                "started": self.started, "converged": self.converged, "n_updates": self.n_updates,
+                "losses": list(self._losses), "training": self.training,
+                "hparams": {k: getattr(self, k) for k in ("lr", "gamma", "update_gap", "tau", "k_inv_d",
+                                                          "eps_loss", "window", "pos_weight",
+                                                          "pos_threshold", "hidden")}}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the predictor to an ``.npz`` file (weights, counters, hyperparameters)."""
+        sd = self.state_dict()
+        arrays = {f"online_{i}": a for i, a in enumerate(sd["online"])}
+        arrays.update({f"target_{i}": a for i, a in enumerate(sd["target"])})
+        meta = np.array([sd["started"], sd["converged"], sd["n_updates"]], dtype=np.int64)
+        hp = np.array([sd["hparams"][k] for k in sorted(sd["hparams"])], dtype=np.float64)
+        np.savez(path, meta=meta, hparams=hp, **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], training: bool = False) -> RiskPredictor:
+        """Load a saved predictor; ``training=False`` freezes it (ready, risk = Phi)."""
+        with np.load(path) as z:
+            keys = sorted(["eps_loss", "gamma", "hidden", "k_inv_d", "lr", "pos_threshold", "pos_weight",
+                           "tau", "update_gap", "window"])
+            hp = dict(zip(keys, z["hparams"].tolist()))
+            for k in ("hidden", "update_gap", "window"):
+                hp[k] = int(hp[k])
+            obj = cls(training=training, **hp)
+            obj._online = [z[f"online_{i}"] for i in range(6)]
+            obj._target = [z[f"target_{i}"] for i in range(6)]
+            started, converged, n = (int(v) for v in z["meta"])
+        obj.started, obj.n_updates = bool(started), n
+        obj.converged = True if not training else bool(converged)
+        return obj
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._sync_from_torch()
+        state = dict(self.__dict__)
+        T = state.pop("_torch")
+        if T is not None:  # keep the optimizer's moments so a pickled copy trains identically
+            state["_opt_state"] = T["opt"].state_dict()
+        state["_torch"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        opt_state = state.pop("_opt_state", None)
+        self.__dict__.update(state)
+        if opt_state is not None:
+            T = self._ensure_torch()
+            T["opt"].load_state_dict(opt_state)

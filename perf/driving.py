@@ -1,0 +1,182 @@
+"""Speed of ScenePilot's kinematic backend against MetaDrive (physics only) and highway-env, side by side.
+
+    OMP_NUM_THREADS=1 python perf/driving.py [--quick]
+
+Rows (env steps per second; one env step = 0.1 s of simulated time for every simulator here):
+  * kinematic, single env through ``gym.make`` (random adversary, IDM ego, TTC risk) and the raw world;
+  * kinematic, native vector env (``gym.make_vec``) with N = 1, 64, 1024 scenes per batched call;
+  * MetaDrive 0.4.3 physics only: ``MetaDriveEnv(use_render=False)``, no traffic, map "S", asset
+    download disabled (the wheel ships no assets); and our ``backend="metadrive"`` (same scenes, 3 bodies);
+  * highway-env ``highway-fast-v0`` (random actions).
+Every configuration runs in this one process, interleaved over ``--rounds`` rounds; the best
+round counts. Wall-clock and CPU-time (process_time) rates are both printed; ratios use CPU time,
+which is robust to other processes on a shared machine. Everything is single-threaded, so the
+vector env's rate is also its rate per core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from collections.abc import Callable
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import icml26  # noqa: E402,F401
+
+Runner = Callable[[int], int]  # runs >= n env steps, returns the env steps done
+
+
+def kinematic_single(n: int) -> int:
+    env = gym.make("icml26/ScenePilot-v0", scenario="all", phi="ttc")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(n):
+        *_, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            env.reset()
+    return n
+
+
+def kinematic_world(n: int) -> int:
+    from icml26.envs.driving.sim import KinematicWorld
+
+    w = KinematicWorld(1, tuple(range(1, 9)))
+    rng = np.random.default_rng(0)
+    w.reset(np.arange(1), rng)
+    for _ in range(n):
+        r = w.step(rng.uniform(-1, 1, (1, 1)))
+        if r.terminated[0] or r.truncated[0]:
+            w.reset(np.arange(1), rng)
+    return n
+
+
+def kinematic_vector(num_envs: int) -> Runner:
+    def run(n: int) -> int:
+        vec = gym.make_vec("icml26/ScenePilot-v0", num_envs=num_envs, scenario="all", phi="ttc")
+        vec.reset(seed=0)
+        rng = np.random.default_rng(0)
+        batches = max(1, n // num_envs)
+        for _ in range(batches):
+            vec.step(rng.uniform(-1, 1, (num_envs, 1)))
+        return batches * num_envs
+    return run
+
+
+def _metadrive_env():  # type: ignore[no-untyped-def]
+    from icml26.envs.driving.backends.metadrive_backend import (
+        disable_asset_download,
+        metadrive_config,
+    )
+
+    disable_asset_download()
+    from metadrive.envs.metadrive_env import MetaDriveEnv
+
+    return MetaDriveEnv(metadrive_config())
+
+
+_MD_ENV: list = []
+
+
+def metadrive_physics(n: int) -> int:
+    if not _MD_ENV:  # one engine per process (MetaDrive allows only one)
+        _MD_ENV.append(_metadrive_env())
+    env = _MD_ENV[0]
+    env.reset()
+    for i in range(n):
+        env.step([0.0, 0.5])
+        if i % 300 == 299:
+            env.reset()
+    return n
+
+
+def metadrive_backend(n: int) -> int:
+    if _MD_ENV:  # free the physics-only engine first
+        _MD_ENV.pop().close()
+    env = gym.make("icml26/ScenePilot-v0", scenario="all", phi="ttc", backend="metadrive")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(n):
+        *_, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            env.reset()
+    env.close()
+    return n
+
+
+def highway_fast(n: int) -> int:
+    import highway_env  # noqa: F401
+
+    env = gym.make("highway-fast-v0")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(n):
+        *_, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            env.reset()
+    env.close()
+    return n
+
+
+def measure(fn: Runner, n: int) -> tuple[float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    done = fn(n)
+    return done / (time.perf_counter() - t0), done / max(time.process_time() - c0, 1e-9)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer steps (a rough check)")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    k = 0.25 if args.quick else 1.0
+    configs: list[tuple[str, Runner, int]] = [
+        ("kinematic single env (gym.make)", kinematic_single, int(3000 * k)),
+        ("kinematic single world (no wrappers)", kinematic_world, int(3000 * k)),
+        ("kinematic vector N=1", kinematic_vector(1), int(3000 * k)),
+        ("kinematic vector N=64", kinematic_vector(64), int(64 * 300 * k)),
+        ("kinematic vector N=1024", kinematic_vector(1024), int(1024 * 100 * k)),
+        ("highway-env highway-fast-v0", highway_fast, int(300 * k)),
+    ]
+    md_error = None
+    try:
+        import metadrive  # noqa: F401
+
+        configs += [("MetaDrive 0.4.3 physics only (no traffic)", metadrive_physics, int(2000 * k)),
+                    ("MetaDrive backend (ScenePilot scenes)", metadrive_backend, int(1000 * k))]
+    except ImportError as e:
+        md_error = f"MetaDrive not importable ({e}); pip install metadrive-simulator==0.4.3"
+    best: dict[str, tuple[float, float]] = {}
+    from tqdm.auto import tqdm
+
+    order = [c for c in configs if not c[0].startswith("MetaDrive backend")]
+    tail = [c for c in configs if c[0].startswith("MetaDrive backend")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in tqdm(range(args.rounds), desc="rounds"):
+            for name, fn, n in order + tail:
+                wall, cpu = measure(fn, n)
+                old = best.get(name, (0.0, 0.0))
+                best[name] = (max(old[0], wall), max(old[1], cpu))
+            if _MD_ENV:
+                _MD_ENV.pop().close()
+    ref_name = "MetaDrive 0.4.3 physics only (no traffic)"
+    ref = best.get(ref_name, (float("nan"), float("nan")))[1]
+    hw = best["highway-env highway-fast-v0"][1]
+    print(f"\n{'configuration':44s} {'steps/s (wall)':>15s} {'steps/s (CPU)':>14s} {'x MetaDrive':>12s} {'x highway-fast':>15s}")
+    for name, _, _ in configs:
+        wall, cpu = best[name]
+        print(f"{name:44s} {wall:15.0f} {cpu:14.0f} {cpu / ref:12.1f} {cpu / hw:15.1f}")
+    if md_error:
+        print(md_error)
+    print(f"\ncores: {os.cpu_count()}, load average: {os.getloadavg()}; all rows single-threaded "
+          "(vector rates are per core). Ratios use CPU-time rates.")
+
+
+if __name__ == "__main__":
+    main()
