@@ -88,7 +88,9 @@ def get_task(task_id: str, version: int | None = None) -> Task:
 def list_tasks(family: str | None = None) -> list[Task]:
     """The latest version of every registered task, optionally of one family."""
     _load()
-    return [t for k, t in sorted(_tasks.items()) if "@v" not in k and (family is None or t.family == family)]
+    order = {f: i for i, f in enumerate(_TASK_FAMILIES)}
+    found = [t for k, t in _tasks.items() if "@v" not in k and (family is None or t.family == family)]
+    return sorted(found, key=lambda t: (order.get(t.family, len(order)), t.id))
 
 
 def task_ids(family: str | None = None) -> list[str]:
