@@ -4,4 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-AGENT_SPECS: list[dict[str, Any]] = []
+_FLOW = "icml26.agents.boltzmann.flow_agent:FlowSampler"
+
+AGENT_SPECS: list[dict[str, Any]] = [
+    {"name": "flow-ldr", "entry_point": _FLOW, "kwargs": {"objective": "ldr", "dispersion": "mad", "lam": 1.0},
+     "description": "LDR (paper): spline flow, NLL + lambda * log-dispersion on data with stored energies."},
+    {"name": "flow-ml", "entry_point": _FLOW, "kwargs": {"objective": "ml"},
+     "description": "Spline flow trained by maximum likelihood on the data set."},
+    {"name": "flow-lv", "entry_point": _FLOW, "kwargs": {"objective": "lv"},
+     "description": "Spline flow trained by the log-variance loss with R = data (Richter et al. 2020)."},
+    {"name": "flow-rkl", "entry_point": _FLOW, "kwargs": {"objective": "rkl"},
+     "description": "Spline flow trained by reverse KL with forces from the env (energy budget)."},
+    {"name": "flow-lv-onpolicy", "entry_point": _FLOW, "kwargs": {"objective": "lv_onpolicy"},
+     "description": "Spline flow trained by the on-policy log-variance loss (energy budget)."},
+    {"name": "flow-ldr-var", "entry_point": _FLOW, "kwargs": {"objective": "ldr_var", "dispersion": "mad", "lam": 1.0},
+     "description": "Purely variational LDR (paper): reverse KL + dispersion over a replay buffer."},
+    {"name": "boltzmann-oracle", "entry_point": "icml26.agents.boltzmann.oracle:ExactSampler",
+     "description": "The target's exact sampler and density (upper bound; exact targets only)."},
+]
