@@ -3,7 +3,9 @@
     OMP_NUM_THREADS=1 python perf/driving.py [--quick]
 
 Rows (env steps per second; one env step = 0.1 s of simulated time for every simulator here):
-  * kinematic, single env through ``gym.make`` (random adversary, IDM ego, TTC risk) and the raw world;
+  * kinematic, single env through ``gym.make`` (random adversary, IDM or cautious ego, TTC risk) on
+    the one-scene scalar path; the same env forced onto the batched NumPy path (``world.fast =
+    False``, the code before the scalar path existed); and the raw world;
   * kinematic, native vector env (``gym.make_vec``) with N = 1, 64, 1024 scenes per batched call;
   * MetaDrive 0.4.3 physics only: ``MetaDriveEnv(use_render=False)``, no traffic, map "S", asset
     download disabled (the wheel ships no assets); and our ``backend="metadrive"`` (same scenes, 3 bodies);
@@ -32,15 +34,20 @@ import icml26  # noqa: E402,F401
 Runner = Callable[[int], int]  # runs >= n env steps, returns the env steps done
 
 
-def kinematic_single(n: int) -> int:
-    env = gym.make("icml26/ScenePilot-v0", scenario="all", phi="ttc")
-    env.reset(seed=0)
-    env.action_space.seed(0)
-    for _ in range(n):
-        *_, term, trunc, _ = env.step(env.action_space.sample())
-        if term or trunc:
-            env.reset()
-    return n
+def kinematic_single_env(ego: str = "idm", fast: bool = True) -> Runner:
+    """``gym.make`` single env (with its wrappers), random actions drawn beforehand (the MetaDrive row
+    steps a constant action, so neither row times an action sampler)."""
+    def run(n: int) -> int:
+        env = gym.make("icml26/ScenePilot-v0", scenario="all", ego=ego, phi="ttc")
+        env.unwrapped.world.fast = fast
+        env.reset(seed=0)
+        actions = np.random.default_rng(0).uniform(-1, 1, (n, 1)).astype(np.float32)
+        for a in actions:
+            *_, term, trunc, _ = env.step(a)
+            if term or trunc:
+                env.reset()
+        return n
+    return run
 
 
 def kinematic_world(n: int) -> int:
@@ -49,8 +56,9 @@ def kinematic_world(n: int) -> int:
     w = KinematicWorld(1, tuple(range(1, 9)))
     rng = np.random.default_rng(0)
     w.reset(np.arange(1), rng)
-    for _ in range(n):
-        r = w.step(rng.uniform(-1, 1, (1, 1)))
+    actions = rng.uniform(-1, 1, (n, 1, 1))
+    for a in actions:
+        r = w.step(a)
         if r.terminated[0] or r.truncated[0]:
             w.reset(np.arange(1), rng)
     return n
@@ -136,8 +144,10 @@ def main() -> None:
     args = ap.parse_args()
     k = 0.25 if args.quick else 1.0
     configs: list[tuple[str, Runner, int]] = [
-        ("kinematic single env (gym.make)", kinematic_single, int(3000 * k)),
-        ("kinematic single world (no wrappers)", kinematic_world, int(3000 * k)),
+        ("kinematic single env (gym.make)", kinematic_single_env("idm"), int(6000 * k)),
+        ("kinematic single env, cautious ego", kinematic_single_env("cautious"), int(6000 * k)),
+        ("kinematic single env, batched path", kinematic_single_env("idm", fast=False), int(2000 * k)),
+        ("kinematic single world (no wrappers)", kinematic_world, int(6000 * k)),
         ("kinematic vector N=1", kinematic_vector(1), int(3000 * k)),
         ("kinematic vector N=64", kinematic_vector(64), int(64 * 300 * k)),
         ("kinematic vector N=1024", kinematic_vector(1024), int(1024 * 100 * k)),

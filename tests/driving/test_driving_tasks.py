@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 import icml26.agents
 import icml26.benchmarks as bm
@@ -39,9 +40,20 @@ def test_lockstep_evaluation_equals_sequential_episodes() -> None:
     lock = _evaluate_lockstep([icml26.agents.make("driving-scripted") for _ in range(8)], kw, order, seeds)
     seq = _evaluate_sequential(icml26.agents.make("driving-scripted"), kw, order, seeds)
     assert [int(e["scenario"]) for e in lock] == list(range(1, 9))
-    assert lock == seq
+    # the batched and the one-scene (scalar) step agree to float rounding (see test_driving_fast_path.py)
+    _same_episodes(lock, seq)
     eps = evaluate_adversary(icml26.agents.make("driving-scripted"), kw, seed=0, episodes=8)
     assert eps == lock
+
+
+def _same_episodes(a: list[dict], b: list[dict]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.keys() == y.keys()
+        for k in ("scenario", "collision", "adversary_collision", "success", "lane_invasions", "steps", "time"):
+            assert x[k] == y[k], k
+        for k in x:
+            assert x[k] == pytest.approx(y[k], rel=1e-12, abs=1e-12), k
 
 
 def test_defense_trial_without_finetuning_changes_nothing() -> None:

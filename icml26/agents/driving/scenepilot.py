@@ -109,7 +109,8 @@ class _SingleAsVector:
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         obs, r, term, trunc, info = self.env.step(actions[0])
         out = {"sigma_t": np.array([info["sigma_t"]]), "sigma_tp1": np.array([info["sigma_tp1"]]),
-               "collision": np.array([info["collision"]])}
+               "collision": np.array([info["collision"]]),
+               "risk_source_phi": np.array([info.get("risk_source") == "phi"])}
         if term or trunc:
             out["final_obs"], out["_final_obs"] = np.asarray(obs)[None], np.array([True])
             m = info.get("episode_metrics", {})
@@ -130,7 +131,8 @@ def make_training_vector_env(env: Any, num_envs: int) -> Any:
     if type(base) is ScenePilotEnv and isinstance(base.ego_name, str) and base.world.planner_name != "external" \
             and base.backend == "kinematic":
         w = base.world
-        phi = "ttc" if w.phi is None else ("online" if w.phi.training else w.phi)
+        # the env's own Phi object: it trains on the batched scenes, and env.save_phi saves it
+        phi = "ttc" if w.phi is None else w.phi
         return ScenePilotVectorEnv(num_envs=num_envs, scenario=list(base.scenarios), ego=w.planner_name,
                                    action=base.action_mode, phi=phi, feasibility=w.feas,
                                    feasibility_threshold=base.feasibility_threshold, max_steps=w.max_steps)
@@ -223,7 +225,7 @@ class ScenePilotAgent:
             buf_obs = np.zeros((T, N, 27), np.float32)
             buf_next = np.zeros((T, N, 27), np.float32)
             buf_act = np.zeros((T, N, self.act_dim), np.float32)
-            r_risk, r_sig, dones, sig_t, sig_tp1 = (np.zeros((T, N)) for _ in range(5))
+            r_risk, r_sig, dones, sig_t, sig_tp1, from_phi = (np.zeros((T, N)) for _ in range(6))
             for t in range(T):
                 x = torch.as_tensor(obs / OBS_SCALE)
                 with torch.no_grad():
@@ -244,6 +246,7 @@ class ScenePilotAgent:
                 buf_next[t] = nxt
                 r_risk[t], r_sig[t] = risk, info["sigma_tp1"]
                 sig_t[t], sig_tp1[t], dones[t] = info["sigma_t"], info["sigma_tp1"], done
+                from_phi[t] = info.get("risk_source_phi", False)
                 obs = next_obs
             # ---- critics' TD(0) targets and the two GAE advantages
             S = torch.as_tensor(buf_obs.reshape(T * N, 27) / OBS_SCALE)
@@ -298,6 +301,7 @@ class ScenePilotAgent:
             self.history.append({
                 "update": update, "env_steps": (update + 1) * B, "k": k, "feasible_ratio": feasible_ratio,
                 "gate_share": float(alpha.mean()), "mean_risk": float(r_risk.mean()), "mean_sigma": float(r_sig.mean()),
+                "phi_reward_share": float(from_phi.mean()),
                 "policy_loss": float(np.mean(pl)), "value_loss": float(np.mean(vl)),
                 "episodes": ep_count, "collision_rate": ep_collisions / max(ep_count, 1),
                 "J_risk": float(np.mean(ep_jr)) if ep_jr else float("nan"),
@@ -309,11 +313,13 @@ class ScenePilotAgent:
             if tick >= A.k_update_every:
                 tick = 0
                 self.k_index = (self.k_index + 1) % len(A.k_values)
-        phi = getattr(venv, "phi", None)
+        phi = getattr(venv, "phi", None) or getattr(getattr(env, "unwrapped", env), "phi", None)
         return {"updates": n_updates, "env_steps": n_updates * N * T, "final_k": self.k,
                 "phi_ready": bool(phi.ready) if phi is not None else False,
+                "phi_updates": int(phi.n_updates) if phi is not None else 0,
                 "curve": {key: [h[key] for h in self.history] for key in
-                          ("env_steps", "k", "feasible_ratio", "collision_rate", "mean_risk", "mean_sigma")}}
+                          ("env_steps", "k", "feasible_ratio", "collision_rate", "mean_risk", "mean_sigma",
+                           "phi_reward_share")}}
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -101,7 +101,8 @@ def evaluate_adversary(agent: Any, env_kwargs: Mapping[str, Any], seed: int, epi
     Episode i starts from ``reset(seed=derive_seed(seed, "eval", i))``. When the agent can be
     copied (``copy.deepcopy``) every episode gets its own copy and all run in lock-step on the
     native vector env; otherwise (e.g. SB3 models) they run one after the other on a single env.
-    Both give the same episodes. J_risk uses the TTC risk (the same scorer for every agent).
+    Both give the same episodes (to float rounding: the single env steps on the scalar path).
+    J_risk uses the TTC risk (the same scorer for every agent).
     """
     from icml26.envs.driving.env import parse_scenarios
 

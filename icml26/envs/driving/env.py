@@ -15,6 +15,7 @@ from gymnasium.vector.utils import batch_space
 
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.risk import RiskPredictor
+from icml26.envs.driving.scalar import StepOne, observation_one, step_scene
 from icml26.envs.driving.scenarios import LAYOUTS, scripted_adversary_action
 from icml26.envs.driving.sim import (
     DT,
@@ -68,16 +69,27 @@ def _feasibility(feasibility: Any) -> FeasibilityParams:
     raise TypeError(f"feasibility: expected None, a dict or FeasibilityParams, got {type(feasibility).__name__}")
 
 
+PHI_MAX_UPDATES = 5000  # phi="online": freeze after this many updates (the release's train_avsafe_steps per route)
+
+
 def _phi(phi: Any, seed: int = 0) -> RiskPredictor | None:
-    if phi is None or phi == "ttc":
+    """``"ttc"``/None, ``"online"``, a dict of RiskPredictor arguments (online), a RiskPredictor, or a saved path."""
+    if phi is None or (isinstance(phi, str) and phi == "ttc"):
         return None
-    if phi == "online":
-        return RiskPredictor(training=True, seed=seed)
+    if isinstance(phi, str) and phi == "online":
+        return RiskPredictor(training=True, seed=seed, max_updates=PHI_MAX_UPDATES)
     if isinstance(phi, RiskPredictor):
         return phi
+    if isinstance(phi, Mapping):
+        kw = {"training": True, "seed": seed, "max_updates": PHI_MAX_UPDATES, **dict(phi)}
+        try:
+            return RiskPredictor(**kw)
+        except TypeError as e:
+            raise TypeError(f"phi: a dict must hold RiskPredictor arguments ({e})") from None
     if isinstance(phi, (str, os.PathLike)):
         return RiskPredictor.load(phi, training=False)
-    raise TypeError(f"phi: expected 'online', 'ttc', a RiskPredictor or a path to a saved one, got {phi!r}")
+    raise TypeError(f"phi: expected 'online', 'ttc', a dict of RiskPredictor arguments, a RiskPredictor or a path "
+                    f"to a saved one, got {phi!r}")
 
 
 def make_world(n: int, scenarios: tuple[int, ...], action_mode: str, planner: str, feasibility: FeasibilityParams,
@@ -123,7 +135,12 @@ class _PolicyCaller:
             r(seed)
 
 
-def _check_action(action: Any, space: spaces.Box, who: str) -> np.ndarray:
+def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
+    """The action as a list of floats in [-1, 1] (clipped by 1e-6), or a clear error (state untouched)."""
+    if type(action) is np.ndarray and action.shape == space.shape and action.dtype.kind == "f":
+        vals = action.tolist()  # fast path: a float array of the right shape
+        if all(-1.000001 <= v <= 1.000001 for v in vals):  # False for NaN
+            return [-1.0 if v < -1.0 else (1.0 if v > 1.0 else v) for v in vals]
     try:
         a = np.asarray(action, dtype=np.float64)
     except (TypeError, ValueError):
@@ -134,7 +151,7 @@ def _check_action(action: Any, space: spaces.Box, who: str) -> np.ndarray:
         raise ValueError(f"{who}: action must be finite, got {a.tolist()}")
     if np.any(a < space.low - 1e-6) or np.any(a > space.high + 1e-6):
         raise ValueError(f"{who}: action must lie in [-1, 1], got {a.tolist()}")
-    return np.clip(a, space.low, space.high)
+    return np.clip(a, space.low, space.high).tolist()
 
 
 # ---------------------------------------------------------------------------- metrics over episodes
@@ -270,21 +287,36 @@ class ScenePilotEnv(gym.Env):
         self.world.reset(np.arange(1), self.np_random, scenario)
         if self._ego_policy is not None:
             self._ego_policy.reset(None if seed is None else int(seed))
-        obs = self.world.observation()[0]
-        return obs, self._reset_info()
+        return self._observation(), self._reset_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         a = _check_action(action, self.action_space, self._name)
         ego = None
         if self._ego_policy is not None:
             ego = self._ego_control()
-        r = self.world.step(a[None, :], ego)
-        obs = self.world.observation()[0]
-        info = self._step_info(r, 0)
-        terminated, truncated = bool(r.terminated[0]), bool(r.truncated[0])
-        if terminated or truncated:
+        r = self._world_step(a, ego)
+        obs = self._observation()
+        info = self._step_info(r)
+        if r.terminated or r.truncated:
             info["episode_metrics"] = self.world.episode_metrics(0)
-        return obs, float(r.risk[0]), terminated, truncated, info
+        return obs, float(r.risk), r.terminated, r.truncated, info
+
+    def _world_step(self, adv: list[float], ego: list[float] | None) -> StepOne:
+        """Step the one scene: the scalar path when the world has it, else the batched step's row 0."""
+        w = self.world
+        if w.fast_path:
+            return step_scene(w, adv, ego)
+        r = w.step(np.array([adv]), None if ego is None else np.array([ego]))
+        return StepOne(risk=float(r.risk[0]), sigma_t=float(r.sigma_t[0]), sigma=float(r.sigma[0]),
+                       ttc=float(r.ttc[0]), collision=bool(r.collision[0]),
+                       adversary_collision=bool(r.adversary_collision[0]), terminated=bool(r.terminated[0]),
+                       truncated=bool(r.truncated[0]), phi_used=r.phi_used,
+                       distance=float(r.extra["distance"][0]), completion=float(r.extra["completion"][0]),
+                       off_road=bool(r.extra["off_road"][0]))
+
+    def _observation(self) -> np.ndarray:
+        w = self.world
+        return observation_one(w) if w.fast_path else w.observation()[0]
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -299,12 +331,12 @@ class ScenePilotEnv(gym.Env):
             close()
 
     # ------------------------------------------------------------------ helpers
-    def _ego_control(self) -> np.ndarray:
+    def _ego_control(self) -> list[float]:
         eo = self.world.ego_observation()[0]
         u = self._ego_policy(eo, {"scenario": int(self.world.scn[0])})
         if u.shape != (2,) or not np.all(np.isfinite(u)):
             raise ValueError(f"{self._name}: the ego policy must return 2 finite numbers [acc, steer], got {u.tolist()}")
-        return np.clip(u, -1.0, 1.0)[None, :]
+        return np.clip(u, -1.0, 1.0).tolist()
 
     def _reset_info(self) -> dict[str, Any]:
         w = self.world
@@ -315,22 +347,22 @@ class ScenePilotEnv(gym.Env):
             info["backend_note"] = note
         return info
 
-    def _step_info(self, r: Any, i: int) -> dict[str, Any]:
-        sig = float(r.sigma[i])
+    def _step_info(self, r: StepOne) -> dict[str, Any]:
+        sig = r.sigma
         return {
-            "reward_vec": np.array([r.risk[i], sig], dtype=np.float32),
-            "risk": float(r.risk[i]),
+            "reward_vec": np.array([r.risk, sig], dtype=np.float32),
+            "risk": r.risk,
             "risk_source": "phi" if r.phi_used else "ttc",
             "sigma": sig,
-            "sigma_t": float(r.sigma_t[i]),
+            "sigma_t": r.sigma_t,
             "sigma_tp1": sig,
-            "ttc": float(r.ttc[i]),
-            "collision": bool(r.collision[i]),
-            "adversary_collision": bool(r.adversary_collision[i]),
+            "ttc": r.ttc,
+            "collision": r.collision,
+            "adversary_collision": r.adversary_collision,
             "cost": float(sig < self.feasibility_threshold),
-            "scenario": int(self.world.scn[i]),
-            "route_completion": float(r.extra["completion"][i]),
-            "ego_speed": float(self.world.v[i, 0]),
+            "scenario": int(self.world.scn[0]),
+            "route_completion": r.completion,
+            "ego_speed": float(self.world.v[0, 0]),
         }
 
     def save_phi(self, path: str | os.PathLike[str]) -> None:
@@ -428,7 +460,7 @@ class ScenePilotAVEnv(ScenePilotEnv):
         return np.clip(o, self.observation_space.low, self.observation_space.high)
 
     def _adversary_action(self) -> np.ndarray:
-        obs27 = self.world.observation()[0]
+        obs27 = self._observation()
         sc = int(self.world.scn[0])
         adv = self._adversary
         if adv == "scripted":
@@ -447,12 +479,11 @@ class ScenePilotAVEnv(ScenePilotEnv):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         u = _check_action(action, self.action_space, self._name)
         adv = self._adversary_action()
-        r = self.world.step(adv[None, :], u[None, :])
-        info = self._step_info(r, 0)
-        terminated, truncated = bool(r.terminated[0]), bool(r.truncated[0])
-        if terminated or truncated:
+        r = self._world_step(adv.tolist(), u)
+        info = self._step_info(r)
+        if r.terminated or r.truncated:
             info["episode_metrics"] = self.world.episode_metrics(0)
-        return self._ego_obs(), self._ego_reward(bool(r.collision[0])), terminated, truncated, info
+        return self._ego_obs(), self._ego_reward(r.collision), r.terminated, r.truncated, info
 
     def _ego_reward(self, collision: bool) -> float:
         # safebench/gym_carla/envs/carla_env.py::_get_reward (desired speed 8 m/s, out_lane_thres 4 m)

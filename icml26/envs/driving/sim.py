@@ -253,6 +253,12 @@ class KinematicWorld:
         self.ego_head = np.zeros(N)
         self.lane_prev = np.zeros(N, dtype=np.int64)
         self.last_ego_control = np.zeros((N, 2))
+        self.fast = True  # one scene: step in Python floats (icml26.envs.driving.scalar), same results
+
+    @property
+    def fast_path(self) -> bool:
+        """True when :meth:`step` takes the one-scene scalar path (N = 1, ``fast``, kinematic physics)."""
+        return self.n == 1 and self.fast and type(self)._integrate is KinematicWorld._integrate
 
     # ------------------------------------------------------------------ reset
     def _reset_metrics(self, idx: np.ndarray) -> None:
@@ -304,6 +310,8 @@ class KinematicWorld:
     # ------------------------------------------------------------------ observation
     def observation(self) -> np.ndarray:
         """(N, 27): [x, y, yaw, cos, sin, vx, vy, ax, ay] for ego, adversary, other (zeros if absent)."""
+        if self.fast_path:
+            return observation_one(self)[None]
         present = (self.kind != KIND_NONE)[:, :, None]
         obs = np.stack([self.x, self.y, _wrap(self.yaw), np.cos(self.yaw), np.sin(self.yaw),
                         self.vx, self.vy, self.ax, self.ay], axis=2)
@@ -479,7 +487,19 @@ class KinematicWorld:
 
         ``ego_control`` (N, 2) in [-1, 1] (scaled by 3 m/s^2 and 0.3 rad) when the planner is
         ``"external"``, or a residual added to the planner's control when ``ego_residual``.
+        One scene (N = 1) takes the scalar path of :mod:`icml26.envs.driving.scalar` (same results;
+        set ``world.fast = False`` for the batched path).
         """
+        if active is None and self.fast_path:
+            one = step_scene(self, np.asarray(adv_action, dtype=np.float64).reshape(-1).tolist(),
+                             None if ego_control is None else np.asarray(ego_control, dtype=np.float64).reshape(-1).tolist())
+            return StepResult(
+                risk=np.array([one.risk]), sigma_t=np.array([one.sigma_t]), sigma=np.array([one.sigma]),
+                ttc=np.array([one.ttc]), collision=np.array([one.collision]),
+                adversary_collision=np.array([one.adversary_collision]), terminated=np.array([one.terminated]),
+                truncated=np.array([one.truncated]), phi_used=one.phi_used,
+                extra={"distance": np.array([one.distance]), "completion": np.array([one.completion]),
+                       "off_road": np.array([one.off_road])})
         N = self.n
         tb = _TABLES
         # ---- ego control
@@ -670,3 +690,6 @@ class KinematicWorld:
             "steps": float(steps),
             "min_ttc": float(min(m["min_ttc"][i], 1e4)),
         }
+
+
+from icml26.envs.driving.scalar import observation_one, step_scene  # noqa: E402  (needs this module)
