@@ -15,7 +15,13 @@ import icml26  # noqa: F401
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.scalar import boxes_overlap_one, project_one, route_point_one, sigma_one
 from icml26.envs.driving.scenarios import LAYOUTS
-from icml26.envs.driving.sim import _TABLES, KinematicWorld, boxes_overlap, project_on_route, route_point
+from icml26.envs.driving.sim import (
+    _TABLES,
+    KinematicWorld,
+    boxes_overlap,
+    project_on_route,
+    route_point,
+)
 
 STATE = ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay", "pass_end", "pass_obst", "lat_target", "sigma_prev",
          "ego_s", "ego_lat", "ego_head", "last_ego_control", "_vehicle_front")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from scaleout_helpers import DIE_ONCE, KILL, SYS_EXIT
 
 from icml26 import benchmarks
