@@ -41,20 +41,28 @@ _ATTACK_METRICS = (
 )
 
 
-def _attack_task(planner: str) -> Task:
+# The ``-long`` attack tasks: 8x the learning budget (192 PPO updates), so the curriculum spends 24
+# updates on each k (the release: 100) and Phi, frozen after 5,000 updates, drives most of training.
+LONG_PPO_KWARGS: dict[str, Any] = {**BUDGET_PPO_KWARGS, "k_update_every": 24}
+
+
+def _attack_task(planner: str, env_steps: int = 49_152, suffix: str = "") -> Task:
     return Task(
-        id=f"driving/attack-{planner}", version=0, family="driving", env_id="icml26/ScenePilot-v0",
+        id=f"driving/attack-{planner}{suffix}", version=0, family="driving", env_id="icml26/ScenePilot-v0",
         run_trial="icml26.benchmarks.tasks.driving:run_trial", metrics=_ATTACK_METRICS,
         primary_metric="collision_rate",
         env_kwargs={"scenario": "all", "ego": planner, "action": "speed", "phi": "online"},
-        budget=Budget(env_steps=49_152), seeds=(0, 1, 2, 3, 4), eval_episodes=EVAL_EPISODES,
-        description=f"Adversary vs the {planner} planner on the 8 SafeBench scenarios; 49k env steps of learning.",
+        budget=Budget(env_steps=env_steps), seeds=(0, 1, 2, 3, 4), eval_episodes=EVAL_EPISODES,
+        description=f"Adversary vs the {planner} planner on the 8 SafeBench scenarios; "
+                    f"{env_steps // 1024}k env steps of learning.",
         tolerance=0.25, extra={"kind": "attack"},
     )
 
 
 ATTACK_IDM = _attack_task("idm")
 ATTACK_CAUTIOUS = _attack_task("cautious")
+ATTACK_IDM_LONG = _attack_task("idm", 8 * 49_152, "-long")
+ATTACK_CAUTIOUS_LONG = _attack_task("cautious", 8 * 49_152, "-long")
 
 DEFENSE_IDM = Task(
     id="driving/defense-idm", version=0, family="driving", env_id="icml26/ScenePilotAV-v0",
@@ -75,7 +83,7 @@ DEFENSE_IDM = Task(
     tolerance=0.25, extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
 )
 
-TASKS = [ATTACK_IDM, ATTACK_CAUTIOUS, DEFENSE_IDM]
+TASKS = [ATTACK_IDM, ATTACK_CAUTIOUS, ATTACK_IDM_LONG, ATTACK_CAUTIOUS_LONG, DEFENSE_IDM]
 
 SUITES = {
     "smoke": [
@@ -89,6 +97,11 @@ SUITES = {
         for t in ("driving/attack-idm", "driving/attack-cautious")
     ] + [SuiteEntry("driving/defense-idm", {"driving-no-finetune": {},
                                               "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}}})],
+    # the learners whose results can change with budget (random and scripted actors do not learn)
+    "driving-long": [
+        SuiteEntry(t, {"scenepilot": LONG_PPO_KWARGS, "driving-ppo-risk": LONG_PPO_KWARGS, "driving-lc": {}})
+        for t in ("driving/attack-idm-long", "driving/attack-cautious-long")
+    ],
 }
 
 
