@@ -45,6 +45,7 @@ def _run_pair(scenario: int, planner: str, action: str, feas: str, seed: int, st
     assert fast.fast_path and not ref.fast_path
     fast.reset(np.arange(1), np.random.default_rng(seed))
     ref.reset(np.arange(1), np.random.default_rng(seed))
+    _assert_same_world(fast, ref, f"scenario {scenario} reset")
     rng = np.random.default_rng(seed + 1)
     for t in range(steps):
         a = rng.uniform(-1, 1, (1, 1 if action == "speed" else 2))

@@ -295,7 +295,7 @@ class ScenePilotEnv(gym.Env):
         if self._ego_policy is not None:
             ego = self._ego_control()
         r = self._world_step(a, ego)
-        obs = self._observation()
+        obs = r.obs if r.obs is not None else self.world.observation()[0]
         info = self._step_info(r)
         if r.terminated or r.truncated:
             info["episode_metrics"] = self.world.episode_metrics(0)

@@ -44,15 +44,16 @@ class StepOne:
     """What one scene's step produces, as Python scalars (``StepResult`` for N = 1)."""
 
     __slots__ = ("risk", "sigma_t", "sigma", "ttc", "collision", "adversary_collision", "terminated", "truncated",
-                 "phi_used", "distance", "completion", "off_road")
+                 "phi_used", "distance", "completion", "off_road", "obs")
 
     def __init__(self, risk: float, sigma_t: float, sigma: float, ttc: float, collision: bool,
                  adversary_collision: bool, terminated: bool, truncated: bool, phi_used: bool, distance: float,
-                 completion: float, off_road: bool) -> None:
+                 completion: float, off_road: bool, obs: np.ndarray | None = None) -> None:
         self.risk, self.sigma_t, self.sigma, self.ttc = float(risk), float(sigma_t), float(sigma), float(ttc)
         self.collision, self.adversary_collision = bool(collision), bool(adversary_collision)
         self.terminated, self.truncated, self.phi_used = bool(terminated), bool(truncated), bool(phi_used)
         self.distance, self.completion, self.off_road = float(distance), float(completion), bool(off_road)
+        self.obs = obs  # the (27,) observation after the step, when the step computed it
 
 
 # --------------------------------------------------------------------------- geometry
@@ -72,19 +73,31 @@ def boxes_overlap_one(x1: float, y1: float, h1: float, l1: float, w1: float,
     return True
 
 
-def project_one(prims: list[list[float]], qx: float, qy: float) -> tuple[float, float, float, float]:
-    """(s, lateral, route heading, distance) of a point on one route (``sim.project_on_route``)."""
-    best: tuple[float, float, float, float] | None = None
+def prepare_route(prims: list[list[float]]) -> list[tuple[float, ...]]:
+    """Per primitive: its row plus the constants :func:`project_prepared` needs (cos, sin, arc centre)."""
+    out = []
     for typ, x0, y0, h0, ln, sw, s0, _ in prims:
         ch, sh = _cos(h0), _sin(h0)
+        sign = 1.0 if sw >= 0 else -1.0
+        out.append((typ > 0.5, x0, y0, h0, ln, sw, s0, ch, sh, sign, x0 - sign * ln * sh, y0 + sign * ln * ch,
+                    h0 - sign * _HALF_PI, abs(sw)))
+    return out
+
+
+def project_one(prims: list[list[float]], qx: float, qy: float) -> tuple[float, float, float, float]:
+    """(s, lateral, route heading, distance) of a point on one route (``sim.project_on_route``)."""
+    return project_prepared(prepare_route(prims), qx, qy)
+
+
+def project_prepared(route: list[tuple[float, ...]], qx: float, qy: float) -> tuple[float, float, float, float]:
+    """:func:`project_one` on a route from :func:`prepare_route` (the same arithmetic)."""
+    best: tuple[float, float, float, float] | None = None
+    for arc, x0, y0, h0, ln, _sw, s0, ch, sh, sign, cx, cy, th0, abs_sw in route:
         wx, wy = qx - x0, qy - y0
         t = min(max(wx * ch + wy * sh, 0.0), ln)
-        if typ > 0.5:
-            sign = 1.0 if sw >= 0 else -1.0
-            cx, cy = x0 - sign * ln * sh, y0 + sign * ln * ch
-            th0 = h0 - sign * _HALF_PI
+        if arc:
             rq = _hypot(qx - cx, qy - cy)
-            tau = min(max(sign * _wrap(_atan2(qy - cy, qx - cx) - th0), 0.0), abs(sw))
+            tau = min(max(sign * _wrap(_atan2(qy - cy, qx - cx) - th0), 0.0), abs_sw)
             th = th0 + sign * tau
             px, py = cx + ln * _cos(th), cy + ln * _sin(th)
             lat, s, head = sign * (ln - rq), s0 + ln * tau, h0 + sign * tau
@@ -248,6 +261,7 @@ class _Scene:
 
 
 _ROUTES: dict[int, tuple[list[list[float]], float]] = {}  # scenario -> (primitives, route length)
+_PREPARED: dict[int, list[tuple[float, ...]]] = {}  # scenario -> prepare_route(primitives)
 _TAB: dict[str, list[Any]] = {}  # per-scenario constants of sim._TABLES as Python lists
 _SIM: dict[str, float] = {}  # constants of sim
 
@@ -260,6 +274,7 @@ def _load_tables() -> None:
     prims = tb["prims"]
     for i in range(1, len(prims)):
         _ROUTES[i] = (prims[i].tolist(), float((prims[i, :, 6] + prims[i, :, 7]).max()))
+        _PREPARED[i] = prepare_route(_ROUTES[i][0])
     for k in ("adv_base", "adv_scale", "lead_after", "route_len", "max_dist", "j_entry", "j_exit", "passing",
               "rects", "route_end"):
         _TAB[k] = tb[k].tolist()
@@ -414,11 +429,30 @@ def _plan_ego(w: KinematicWorld, sc: _Scene) -> tuple[float, float]:
 
 def _project_and_lead(sc: _Scene) -> float:
     """Project the bodies on the ego's route (``_update_ego_projection``); returns vehicle_front."""
-    sc.ego_s, sc.ego_lat, sc.ego_head, _ = project_one(sc.prims, sc.x[0], sc.y[0])
+    route = _PREPARED[sc.scn]
+    sc.ego_s, sc.ego_lat, sc.ego_head, _ = project_prepared(route, sc.x[0], sc.y[0])
     for j in (1, 2):
         if sc.kind[j] != KIND_NONE:
-            sc.proj[j] = project_one(sc.prims, sc.x[j], sc.y[j])[:3]
+            sc.proj[j] = project_prepared(route, sc.x[j], sc.y[j])[:3]
     return 1.0 if any(g < 20.0 for g, _, _, _ in _leaders_one(sc, sc.lat_target)) else 0.0
+
+
+def reset_measure_one(w: KinematicWorld) -> None:
+    """The end of ``KinematicWorld.reset`` for a one-scene world: every body projected on the ego's
+    route (``_update_ego_projection``), vehicle_front, and sigma and Phi's features (``_measure``)."""
+    if not _ROUTES:
+        _load_tables()
+    route = _PREPARED[int(w.scn[0])]
+    xs, ys = w.x[0].tolist(), w.y[0].tolist()
+    proj = [project_prepared(route, xs[j], ys[j]) for j in range(3)]
+    w.ego_s, w.ego_lat, w.ego_head = (np.array([proj[0][k]]) for k in range(3))
+    w._act_proj = tuple(np.array([[proj[1][k], proj[2][k]]]) for k in range(3))
+    sc = _Scene(w)
+    vehicle_front = 1.0 if any(g < 20.0 for g, _, _, _ in _leaders_one(sc, sc.lat_target)) else 0.0
+    w._vehicle_front = np.array([vehicle_front])
+    sig, feat, *_ = measure_one(w, sc, vehicle_front)
+    w.sigma_prev[0] = sig
+    w.feat_prev[0] = feat
 
 
 def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | None) -> StepOne:
@@ -571,7 +605,8 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
         m["min_ttc"][0] = ttc
     return StepOne(risk=risk, sigma_t=sigma_t, sigma=sig, ttc=ttc, collision=collision, adversary_collision=newly,
                    terminated=terminated, truncated=truncated, phi_used=phi_used,
-                   distance=dist if present else _INF, completion=completion, off_road=not on_road)
+                   distance=dist if present else _INF, completion=completion, off_road=not on_road,
+                   obs=_observation_from(KIND, X, Y, YAW, sc.vx, sc.vy, sc.ax, sc.ay))
 
 
 def measure_one(w: KinematicWorld, sc: _Scene, vehicle_front: float) -> tuple[float, np.ndarray, float, float, bool]:
@@ -615,9 +650,12 @@ def _same_dir_rad(p: FeasibilityParams) -> float:
 
 def observation_one(w: KinematicWorld) -> np.ndarray:
     """(27,) float32: ``KinematicWorld.observation()[0]``."""
-    kind = w.kind[0].tolist()
-    x, y, yaw = w.x[0].tolist(), w.y[0].tolist(), w.yaw[0].tolist()
-    vx, vy, ax, ay = w.vx[0].tolist(), w.vy[0].tolist(), w.ax[0].tolist(), w.ay[0].tolist()
+    return _observation_from(w.kind[0].tolist(), w.x[0].tolist(), w.y[0].tolist(), w.yaw[0].tolist(),
+                             w.vx[0].tolist(), w.vy[0].tolist(), w.ax[0].tolist(), w.ay[0].tolist())
+
+
+def _observation_from(kind: list[int], x: list[float], y: list[float], yaw: list[float], vx: list[float],
+                      vy: list[float], ax: list[float], ay: list[float]) -> np.ndarray:
     out: list[float] = []
     for j in range(3):
         if kind[j] == KIND_NONE:

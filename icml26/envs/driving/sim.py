@@ -301,8 +301,11 @@ class KinematicWorld:
         self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
         self._reset_metrics(idx)
         self.last_ego_control[idx] = 0.0
-        self._update_ego_projection()
         self.lane_prev[idx] = 0
+        if self.fast_path:  # the same projection, leaders and measurement in Python floats
+            reset_measure_one(self)
+            return
+        self._update_ego_projection()
         sig, feat, *_ = self._measure()
         self.sigma_prev[idx] = sig[idx]
         self.feat_prev[idx] = feat[idx]
@@ -692,4 +695,4 @@ class KinematicWorld:
         }
 
 
-from icml26.envs.driving.scalar import observation_one, step_scene  # noqa: E402  (needs this module)
+from icml26.envs.driving.scalar import observation_one, reset_measure_one, step_scene  # noqa: E402  (needs this module)
