@@ -47,32 +47,45 @@ def store_url(location: str | os.PathLike[str] | None = None) -> str:
     return f"sqlite:///{path}"
 
 
+def open_engine(url: str, metadata: sa.MetaData, *, foreign_keys: bool = False,
+                threads: bool = False) -> sa.engine.Engine:
+    """A SQLAlchemy engine on ``url`` with ``metadata``'s tables created.
+
+    SQLite gets WAL journaling (readers do not block the writer), a 60 s lock timeout, optional
+    foreign-key enforcement, and with ``threads`` a connection usable from any thread (the
+    leaderboard server). Creating the tables is retried: on PostgreSQL two processes can race
+    between the existence check and CREATE TABLE, and the loser then finds the table.
+    """
+    kwargs: dict[str, Any] = {}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"timeout": 60, **({"check_same_thread": False} if threads else {})}
+    engine = sa.create_engine(url, **kwargs)
+    if url.startswith("sqlite"):
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            if foreign_keys:
+                cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+    for attempt in range(3):
+        try:
+            metadata.create_all(engine)
+            break
+        except sa.exc.DBAPIError:
+            if attempt == 2:
+                raise
+    return engine
+
+
 class ResultsStore:
     """Trial results keyed by :attr:`TrialResult.key` (task@version | agent#config | seed)."""
 
     def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
         self.url = store_url(location)
-        kwargs: dict[str, Any] = {"future": True}
-        if self.url.startswith("sqlite"):
-            kwargs["connect_args"] = {"timeout": 60}
-        self.engine = sa.create_engine(self.url, **kwargs)
-        if self.url.startswith("sqlite"):
-            @sa.event.listens_for(self.engine, "connect")
-            def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
-                cur.close()
-
-        for attempt in range(3):
-            try:
-                _metadata.create_all(self.engine)
-                break
-            except sa.exc.DBAPIError:
-                # PostgreSQL: another process created the table between our check and our
-                # CREATE TABLE; its transaction has committed, so the next check finds it.
-                if attempt == 2:
-                    raise
+        self.engine = open_engine(self.url, _metadata)
 
     def __repr__(self) -> str:
         return f"ResultsStore({self.engine.url.render_as_string(hide_password=True)!r})"

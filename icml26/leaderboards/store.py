@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from icml26.benchmarks.store import store_url
+from icml26.benchmarks.store import open_engine, store_url
 from icml26.leaderboards.bundle import canonical_json
 from icml26.leaderboards.validate import (
     FieldError,
@@ -220,28 +220,7 @@ class LeaderboardStore:
     def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
         loc = location if location is not None else os.environ.get("ICML26_LEADERBOARD", DEFAULT_LEADERBOARD)
         self.url = store_url(loc)
-        kwargs: dict[str, Any] = {}
-        if self.url.startswith("sqlite"):
-            kwargs["connect_args"] = {"timeout": 60, "check_same_thread": False}
-        self.engine = sa.create_engine(self.url, **kwargs)
-        if self.url.startswith("sqlite"):
-            @sa.event.listens_for(self.engine, "connect")
-            def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
-                cur.execute("PRAGMA foreign_keys=ON")
-                cur.close()
-
-        for attempt in range(3):
-            try:
-                _md.create_all(self.engine)
-                break
-            except sa.exc.DBAPIError:
-                # PostgreSQL: another process created a table between the check and the
-                # CREATE TABLE; it has committed, so the next round finds it.
-                if attempt == 2:
-                    raise
+        self.engine = open_engine(self.url, _md, foreign_keys=True, threads=True)
         self._memo: dict[str, Any] = {}
 
     def __repr__(self) -> str:
