@@ -15,7 +15,7 @@ from gymnasium.vector.utils import batch_space
 
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.risk import RiskPredictor
-from icml26.envs.driving.scalar import StepOne, observation_one, step_scene
+from icml26.envs.driving.scalar import StepOne
 from icml26.envs.driving.scenarios import LAYOUTS, scripted_adversary_action
 from icml26.envs.driving.sim import (
     DT,
@@ -287,36 +287,19 @@ class ScenePilotEnv(gym.Env):
         self.world.reset(np.arange(1), self.np_random, scenario)
         if self._ego_policy is not None:
             self._ego_policy.reset(None if seed is None else int(seed))
-        return self._observation(), self._reset_info()
+        return self.world.observation()[0], self._reset_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         a = _check_action(action, self.action_space, self._name)
         ego = None
         if self._ego_policy is not None:
             ego = self._ego_control()
-        r = self._world_step(a, ego)
+        r = self.world.step_one(a, ego)
         obs = r.obs if r.obs is not None else self.world.observation()[0]
         info = self._step_info(r)
         if r.terminated or r.truncated:
             info["episode_metrics"] = self.world.episode_metrics(0)
         return obs, float(r.risk), r.terminated, r.truncated, info
-
-    def _world_step(self, adv: list[float], ego: list[float] | None) -> StepOne:
-        """Step the one scene: the scalar path when the world has it, else the batched step's row 0."""
-        w = self.world
-        if w.fast_path:
-            return step_scene(w, adv, ego)
-        r = w.step(np.array([adv]), None if ego is None else np.array([ego]))
-        return StepOne(risk=float(r.risk[0]), sigma_t=float(r.sigma_t[0]), sigma=float(r.sigma[0]),
-                       ttc=float(r.ttc[0]), collision=bool(r.collision[0]),
-                       adversary_collision=bool(r.adversary_collision[0]), terminated=bool(r.terminated[0]),
-                       truncated=bool(r.truncated[0]), phi_used=r.phi_used,
-                       distance=float(r.extra["distance"][0]), completion=float(r.extra["completion"][0]),
-                       off_road=bool(r.extra["off_road"][0]))
-
-    def _observation(self) -> np.ndarray:
-        w = self.world
-        return observation_one(w) if w.fast_path else w.observation()[0]
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
@@ -460,7 +443,7 @@ class ScenePilotAVEnv(ScenePilotEnv):
         return np.clip(o, self.observation_space.low, self.observation_space.high)
 
     def _adversary_action(self) -> np.ndarray:
-        obs27 = self._observation()
+        obs27 = self.world.observation()[0]
         sc = int(self.world.scn[0])
         adv = self._adversary
         if adv == "scripted":
@@ -479,7 +462,7 @@ class ScenePilotAVEnv(ScenePilotEnv):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         u = _check_action(action, self.action_space, self._name)
         adv = self._adversary_action()
-        r = self._world_step(adv.tolist(), u)
+        r = self.world.step_one(adv.tolist(), u)
         info = self._step_info(r)
         if r.terminated or r.truncated:
             info["episode_metrics"] = self.world.episode_metrics(0)

@@ -484,6 +484,18 @@ class KinematicWorld:
         return brake
 
     # ------------------------------------------------------------------ step
+    def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepOne:
+        """Step a one-scene world and return Python scalars: the scalar path when :attr:`fast_path`,
+        else row 0 of :meth:`step` (other physics backends, or ``fast = False``)."""
+        if self.fast_path:
+            return step_scene(self, adv, ego_control)
+        r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
+        return StepOne(risk=r.risk[0], sigma_t=r.sigma_t[0], sigma=r.sigma[0], ttc=r.ttc[0],
+                       collision=r.collision[0], adversary_collision=r.adversary_collision[0],
+                       terminated=r.terminated[0], truncated=r.truncated[0], phi_used=r.phi_used,
+                       distance=r.extra["distance"][0], completion=r.extra["completion"][0],
+                       off_road=r.extra["off_road"][0])
+
     def step(self, adv_action: np.ndarray, ego_control: np.ndarray | None = None,
              active: np.ndarray | None = None) -> StepResult:
         """Advance every scene by DT. ``adv_action`` (N, 1) or (N, 2) in [-1, 1].
@@ -695,4 +707,9 @@ class KinematicWorld:
         }
 
 
-from icml26.envs.driving.scalar import observation_one, reset_measure_one, step_scene  # noqa: E402  (needs this module)
+from icml26.envs.driving.scalar import (  # noqa: E402  (scalar imports this module)
+    StepOne,
+    observation_one,
+    reset_measure_one,
+    step_scene,
+)
