@@ -1,0 +1,105 @@
+"""Tasks of the stochastic min-max / VI family (arXiv 2602.05531).
+
+A trial plays ``task.eval_episodes`` episodes of ``icml26/StochasticVI-v0`` (the problem instance
+fixed by the task, the oracle's noise seeded by ``derive_seed(seed, "eval", i)``): the agent is
+the algorithm, the budget is oracle calls. Per episode the env's exact residual of the agent's
+last reported iterate is read off; a diverged episode scores the divergence radius.
+
+Metrics: ``log10_residual`` (primary: mean over episodes of log10 of the final residual, 6 for a
+diverged episode), ``residual`` (median final residual), ``diverged`` (share of episodes whose
+iterate left the divergence radius), ``oracle_calls`` (mean calls used).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from icml26.benchmarks import SuiteEntry
+from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
+
+__all__ = ["TASKS", "SUITES", "run_trial"]
+
+_ENV = "icml26/StochasticVI-v0"
+_RADIUS = 1e6
+_METRICS = (
+    Metric("log10_residual", "min", -16.0, math.log10(_RADIUS) + 1, "mean log10 final residual (6 if diverged)"),
+    Metric("residual", "min", 0.0, float("inf"), "median final residual dist(0, F(z) + N_C(z))"),
+    Metric("diverged", "min", 0.0, 1.0, "share of episodes whose iterate left the divergence radius"),
+    Metric("oracle_calls", "min", 0.0, float("inf"), "mean oracle calls used"),
+)
+
+
+def _task(name: str, problem: str, problem_kwargs: dict[str, Any], noise: str, sigma1: float, calls: int,
+          description: str, sigma0: float = 0.1) -> Task:
+    return Task(
+        id=f"minmax_vi/{name}",
+        version=0,
+        family="minmax_vi",
+        env_id=_ENV,
+        run_trial="icml26.benchmarks.tasks.minmax_vi:run_trial",
+        metrics=_METRICS,
+        primary_metric="log10_residual",
+        env_kwargs={"problem": problem, "problem_kwargs": problem_kwargs, "noise": noise, "sigma0": sigma0,
+                    "sigma1": sigma1, "oracle_budget": calls, "divergence_radius": _RADIUS},
+        budget=Budget(extra={"oracle_calls": calls}),
+        seeds=tuple(range(10)),
+        eval_episodes=3,
+        description=description,
+        tolerance=0.25,
+    )
+
+
+TASKS = [
+    _task("bilinear-growing", "bilinear", {"n": 10, "spectrum": "well", "domain": "free", "seed": 0}, "operator",
+          1.0, 100_000, "Bilinear game on R^20, random coupling matrix (variance grows like |z - z*|^2), 1e5 calls."),
+    _task("bilinear-box", "bilinear", {"n": 10, "spectrum": "well", "domain": "box", "seed": 0}, "operator",
+          1.0, 100_000, "Bilinear game on the box [-1, 1]^20 (solution 0.9 near the boundary), random coupling."),
+    _task("bilinear-bounded", "bilinear", {"n": 10, "spectrum": "well", "domain": "free", "seed": 0}, "additive",
+          0.0, 100_000, "Control: the same bilinear game with bounded-variance additive noise (sigma0 = 0.1)."),
+    _task("lagrangian-qp", "lagrangian_qp", {"n": 10, "m": 6, "active": 3, "seed": 0}, "operator", 1.0, 100_000,
+          "Lagrangian of a QP with 6 inequality constraints: dual on the unbounded orthant, random A."),
+    _task("weak-minty", "weak_minty_quadratic", {"copies": 5, "rho": -0.1, "lipschitz": 1.0, "seed": 0},
+          "operator", 1.0, 100_000, "Nonmonotone quadratic game (weak Minty, rho = -0.1 L = 1) in R^10, random operator."),
+]
+
+_SMOKE_AGENTS: dict[str, dict[str, Any]] = {"vi-fbf": {}, "vi-seg": {}, "vi-seg-batched": {}}
+SUITES = {
+    "smoke": [SuiteEntry("minmax_vi/bilinear-growing", _SMOKE_AGENTS, seeds=(0, 1))],
+    "full": [SuiteEntry(t.id, {a: {} for a in ("vi-fbf", "vi-km-fbf", "vi-halpern-fbf", "vi-seg", "vi-seg-batched",
+                                               "vi-ogda", "vi-seg-plus", "vi-sgda")}) for t in TASKS],
+}
+
+
+def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    """Play ``task.eval_episodes`` oracle episodes with the agent as the algorithm (see the module doc)."""
+    env = gym.make(task.env_id, **task.env_kwargs)
+    bind = getattr(agent, "bind", None)
+    if callable(bind):
+        bind(env.observation_space, env.action_space)
+    logs, finals, diverged, calls = [], [], [], []
+    for i in range(task.eval_episodes):
+        s = derive_seed(seed, "eval", i)
+        obs, info = env.reset(seed=s)
+        agent.reset(s)
+        while True:
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            if terminated or truncated:
+                break
+        div = bool(info.get("diverged", False))
+        res = float(info["residual"])
+        finals.append(_RADIUS if div else res)
+        logs.append(math.log10(_RADIUS) if div else math.log10(max(res, 1e-16)))
+        diverged.append(float(div))
+        calls.append(float(info["oracle_calls"]))
+    env.close()
+    metrics = {
+        "log10_residual": float(np.mean(logs)),
+        "residual": float(np.median(finals)),
+        "diverged": float(np.mean(diverged)),
+        "oracle_calls": float(np.mean(calls)),
+    }
+    return TrialOutcome(metrics=metrics, scores=logs, extra={"final_residuals": finals})
