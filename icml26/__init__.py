@@ -19,6 +19,9 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# The one list of method families: envs (``icml26/envs/<family>``), agents
+# (``icml26/agents/<family>``, plus ``generic``) and tasks (``icml26/benchmarks/tasks/<family>.py``) are
+# all loaded from it; ``tests/test_registration.py`` checks that the folders and this list agree.
 # Every family has a lightweight ``icml26/envs/<family>/_specs.py`` holding ``ENV_SPECS`` (kwargs
 # for ``gymnasium.register`` plus ``doc``, a one-line description, and optionally
 # ``test_kwargs``, cheaper kwargs for the conformance tests) and, for multi-agent envs,
@@ -31,6 +34,7 @@ FAMILIES: tuple[str, ...] = (
     "boltzmann",
     "spatial_causal",
     "weather",
+    "minmax_vi",
 )
 
 

@@ -4,6 +4,7 @@
     icml26 agents [--family F]
     icml26 tasks [--family F] [--suite S]
     icml26 run --task tutorial/point-reach --agent point-pd --seeds 0,1,2
+    icml26 run --task tutorial/point-reach --agent mypkg.agents:MyAgent --out mine.json
     icml26 bench --suite smoke [--family F] [--executor process --workers 2]
     icml26 results [--task T]
 
@@ -14,26 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from icml26._entry_points import load_entry_point
+from icml26._cli_util import UsageError, parse_kwargs, print_rows
+from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
 EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
-
-
-class UsageError(Exception):
-    """A user mistake: printed without a traceback, exit code 2."""
-
-
-def _print_rows(rows: list[list[str]]) -> None:
-    if not rows:
-        return
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 # ----------------------------------------------------------------------------- commands
@@ -45,7 +36,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
         rows.append([s["id"], s["family"], s.get("doc", "")])
     for s in icml26.parallel_env_specs(args.family):
         rows.append([f"{s['name']} (PettingZoo)", s["family"], s.get("doc", "")])
-    _print_rows(rows)
+    print_rows(rows)
     return 0
 
 
@@ -56,7 +47,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     for name in agents.names(args.family):
         s = agents.spec(name)
         rows.append([name, s.family, s.description])
-    _print_rows(rows)
+    print_rows(rows)
     return 0
 
 
@@ -75,7 +66,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             budget = ", ".join(f"{k}={v}" for k, v in t.budget.to_dict().items() if v not in (None, {}))
             rows.append([t.id, f"v{t.version}", t.env_id, f"{t.primary_metric} ({t.primary.direction})",
                          budget, ",".join(map(str, t.seeds))])
-    _print_rows(rows)
+    print_rows(rows)
     return 0
 
 
@@ -97,33 +88,93 @@ def _finish(results: list[Any], args: argparse.Namespace) -> int:
     if getattr(args, "out", None):
         from icml26.leaderboards.bundle import write_bundles
 
-        write_bundles(results, args.out)
+        write_bundles(results, args.out, **_bundle_source(args))
     return 1 if failed else 0
 
 
-def _parse_kwargs(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
+def _cwd_importable() -> None:
+    """Make the working directory importable, as ``python -m`` does (a console script does not),
+    here and in worker processes, so ``--agent mypkg.agents:MyAgent`` finds ``./mypkg``."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if cwd not in parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join([cwd, *parts])
+
+
+def _check_agent(name: str, kwargs: dict[str, Any]) -> None:
+    """Resolve the agent and construct it once with ``kwargs`` before any trial runs; a mistake
+    (unknown name or module, missing class, bad kwarg) is a UsageError with a hint."""
+    from icml26 import agents
+
+    spec = agents.spec(name)  # unknown registered names: KeyError with suggestions
     try:
-        kw = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"lr\": 0.001}}': {e}") from None
-    if not isinstance(kw, dict):
-        raise UsageError(f"--agent-kwargs must be a JSON object, got {type(kw).__name__}")
-    return kw
+        cls = load_entry_point(spec.entry_point)
+    except (ImportError, ValueError) as e:
+        raise UsageError(f"--agent {name}: {e}") from None
+    try:
+        agents.make(name, **kwargs)
+    except TypeError as e:
+        accepted = accepted_kwargs(cls)
+        bad = sorted(set(kwargs) - set(accepted)) if accepted is not None else []
+        hint = (f"; unknown kwarg(s) {', '.join(bad)}" if bad else "") + (
+            f"; {spec.entry_point} accepts: {', '.join(accepted) or '(no kwargs)'}" if accepted is not None else "")
+        raise UsageError(f"--agent {name}: {e}{hint}") from None
+    except Exception as e:  # the constructor rejected a value: say so before running anything
+        raise UsageError(f"--agent {name}: constructing it with {kwargs} raised "
+                         f"{type(e).__name__}: {e}") from None
+
+
+def _bundle_source(args: argparse.Namespace) -> dict[str, Any]:
+    """``--agent-path`` / ``--agent-requirement`` for the submission bundle (default: found)."""
+    path, req = getattr(args, "agent_path", None), getattr(args, "agent_requirement", None)
+    if path and req:
+        raise UsageError("give --agent-path or --agent-requirement, not both")
+    if req:
+        return {"requirement": req}
+    if path:
+        return {"path": str(path)}
+    return {}
+
+
+def _check_bundle_source(args: argparse.Namespace) -> None:
+    """Before any trial: with ``--out``, the agent's code must be locatable (or given)."""
+    from icml26 import agents
+    from icml26._entry_points import check_code_path, code_location
+
+    if (args.agent_path or args.agent_requirement) and not args.out:
+        raise UsageError("--agent-path / --agent-requirement only apply with --out")
+    if not args.out:
+        return
+    src = _bundle_source(args)
+    entry_point = agents.spec(args.agent).entry_point
+    if args.agent_path:
+        try:
+            check_code_path(entry_point, args.agent_path)
+        except ValueError as e:
+            raise UsageError(f"--agent-path: {e}") from None
+    elif not src:
+        try:
+            code_location(entry_point)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from icml26 import agents, benchmarks
+    from icml26 import benchmarks
     from icml26.protocol import as_seed_list
 
+    _cwd_importable()
     task = benchmarks.get_task(args.task)
-    agents.spec(args.agent)  # unknown names fail here, before any work
     seeds = as_seed_list(args.seeds) if args.seeds else list(task.seeds)
-    specs = benchmarks.trials_for(task, args.agent, seeds, _parse_kwargs(args.agent_kwargs))
+    kwargs = parse_kwargs(args.agent_kwargs)
+    _check_agent(args.agent, kwargs)  # every usage mistake fails here, before any trial
+    _check_bundle_source(args)
+    specs = benchmarks.trials_for(task, args.agent, seeds, kwargs)
     results = benchmarks.run(specs, store=_store_arg(args), executor=args.executor,
                              workers=args.workers, rerun=args.rerun,
-                             executor_options=_executor_options(args))
+                             executor_options=_executor_options(args), trial_timeout=args.trial_timeout)
     return _finish(results, args)
 
 
@@ -149,9 +200,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         for agent, kw in e.agents.items():
             specs.extend(benchmarks.trials_for(task, agent, seeds, kw))
     print(f"suite {args.suite!r}: {len(specs)} trials", file=sys.stderr)
+    _cwd_importable()
     results = benchmarks.run(specs, store=_store_arg(args), executor=args.executor,
                              workers=args.workers, rerun=args.rerun,
-                             executor_options=_executor_options(args))
+                             executor_options=_executor_options(args), trial_timeout=args.trial_timeout)
     return _finish(results, args)
 
 
@@ -188,6 +240,17 @@ def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def _trial_timeout(text: str) -> float:
+    """``--trial-timeout``: seconds > 0, or ``inf``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0, or 'inf'), got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 (or 'inf' for no limit), got {text!r}")
+    return value
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)")
     p.add_argument("--store", help="results store: a SQLite path or a database URL "
@@ -200,6 +263,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs each trial asks for (default 1)")
     p.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs each trial asks for (default 0)")
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
+    p.add_argument("--trial-timeout", type=_trial_timeout, metavar="SECONDS",
+                   help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
+                   "and stored FAILED (default: the task's, see docs/scaling.md)")
     p.add_argument("--out", metavar="FILE", help="also write a leaderboard submission bundle (JSON): "
                    "FILE for one agent, FILE's name plus .<agent> per agent otherwise")
 
@@ -228,6 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", required=True, help="agent name (see `icml26 agents`) or package.module:Class")
     p.add_argument("--agent-kwargs", help="JSON object of agent constructor kwargs")
     _add_run_options(p)
+    p.add_argument("--agent-path", metavar="DIR", help="with --out: the directory a verifier puts on "
+                   "sys.path to import your agent (default: found from the entry point)")
+    p.add_argument("--agent-requirement", metavar="REQ", help="with --out: the pip requirement that "
+                   "provides your agent, e.g. 'mypkg==1.0' (default: its installed distribution)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("bench", help="run a named suite (smoke, full) and print the tables")

@@ -14,6 +14,7 @@ round-trip, so results can be stored, shipped to a leaderboard and read back unc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -204,6 +205,18 @@ class Task:
     def primary(self) -> Metric:
         return self.metric(self.primary_metric)
 
+    @functools.cached_property
+    def definition_hash(self) -> str:
+        """A 12-hex-digit hash of the definition (``to_dict()`` without the description).
+
+        Stored in every :class:`TrialResult` and in its key, so a resumed run never reuses a
+        trial of another definition; ``tests/golden/versions.json`` pins it per ``id@vN``.
+        """
+        d = self.to_dict()
+        d.pop("description", None)
+        blob = json.dumps(d, sort_keys=True, allow_nan=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -266,6 +279,8 @@ class TrialResult:
     agent_kwargs: dict[str, Any] = field(default_factory=dict)
     started_at: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Task.definition_hash of the task that ran ("" in results stored before it existed)
+    task_hash: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in ("FINISHED", "FAILED"):
@@ -275,8 +290,9 @@ class TrialResult:
 
     @property
     def key(self) -> str:
-        """Identity of the trial: task, version, agent, agent config and seed."""
-        return trial_key(self.task_id, self.task_version, self.agent_name, self.agent_kwargs, self.seed)
+        """Identity of the trial: task, version, definition hash, agent, agent config and seed."""
+        return trial_key(self.task_id, self.task_version, self.agent_name, self.agent_kwargs, self.seed,
+                         self.task_hash)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -305,9 +321,13 @@ class TrialResult:
 
 
 def trial_key(
-    task_id: str, task_version: int, agent_name: str, agent_kwargs: Mapping[str, Any], seed: int
+    task_id: str, task_version: int, agent_name: str, agent_kwargs: Mapping[str, Any], seed: int,
+    task_hash: str = "",
 ) -> str:
-    return f"{task_id}@v{task_version}|{agent_name}#{config_hash(agent_kwargs)}|seed={int(seed)}"
+    """``task@vN~<definition hash>|agent#<config hash>|seed=S``; without a hash (results stored
+    before hashes existed) the ``~...`` part is absent, so such keys never match a new trial."""
+    h = f"~{task_hash}" if task_hash else ""
+    return f"{task_id}@v{task_version}{h}|{agent_name}#{config_hash(agent_kwargs)}|seed={int(seed)}"
 
 
 def config_hash(config: Mapping[str, Any]) -> str:

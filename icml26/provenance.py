@@ -45,9 +45,14 @@ def _command(argv: Sequence[str], root: Path) -> str:
     if argv and argv[0].endswith(".py"):
         p = Path(argv[0]).resolve()
         try:
-            argv[0] = str(p.relative_to(root))
+            rel = p.relative_to(root)
         except ValueError:
-            pass
+            rel = None
+        if rel is not None and rel.parts[0] == "icml26":      # run as `python -m icml26....`
+            mod = ".".join(rel.with_suffix("").parts)
+            return "python -m " + shlex.join([mod.removesuffix(".__main__"), *argv[1:]])
+        if rel is not None:
+            argv[0] = str(rel)
     return "python " + shlex.join(argv)
 
 

@@ -2,15 +2,18 @@
 
     python perf/harness.py                      # all three parts (about 15 min on 2 idle cores)
     python perf/harness.py --part overhead
+    python perf/harness.py --part aggregation   # `icml26 results` on a smoke-shaped store and 10x (seconds)
     python perf/harness.py --part throughput --seeds 0-1 --repeats 2 --configs local:1,process:1,process:2,ray:1,ray:2
 
-1. Overhead: the same (task, agent, seed) run three ways, interleaved, median of repeats:
+1. Overhead: the same (task, agent, seed) run four ways, interleaved, median of repeats:
    a bare loop written here (gym.make, agent.reset/learn/act, the same evaluation seeds),
    the family's ``run_trial`` called directly, and the full runner (``benchmarks.run`` with the
    local executor and a SQLite store: seeding, agent construction, checks, provenance, commit).
    The runner's cost is a fixed amount per trial; it is printed in milliseconds and as a share
    of the trial for a tiny trial (point-pd), a cheap one (random) and a real one (the smoke
-   suite's sb3-ppo, 20k env steps).
+   suite's sb3-ppo, 20k env steps). The runner also runs once in-process (``isolation="none"``):
+   the difference is the cost of the child process the local executor gives each trial (fork,
+   pipe, wait; target < 5% of a smoke trial), printed on its own line.
 2. Throughput: the tutorial entry of the smoke suite (random, point-pd and sb3-ppo with
    n_steps=512 on tutorial/point-reach) over ``--seeds`` (default 0-1: six trials, the two long
    PPO trials split evenly over two workers) with each executor configuration in one run:
@@ -103,10 +106,15 @@ def family_trial(agent_name: str, agent_kwargs: dict[str, Any], seed: int) -> di
     return dict(run_trial(benchmarks.get_task(TASK_ID), agent, seed).metrics)
 
 
-def runner_trial(store: ResultsStore) -> Callable[[str, dict[str, Any], int], dict[str, float]]:
+def runner_trial(store: ResultsStore, isolation: str | None = None) -> Callable[[str, dict[str, Any], int], dict[str, float]]:
+    """The full runner with the local executor: each trial in a forked child (the default), or
+    with ``isolation="none"`` in this process (no time limit, no crash isolation)."""
+    from icml26.benchmarks.executors import LocalExecutor
+
     def go(agent_name: str, agent_kwargs: dict[str, Any], seed: int) -> dict[str, float]:
         spec = TrialSpec(TASK_ID, 0, agent_name, dict(agent_kwargs), seed)
-        (result,) = benchmarks.run([spec], store=store, executor="local", progress=False, rerun=True)
+        (result,) = benchmarks.run([spec], store=store, executor=LocalExecutor(isolation=isolation),
+                                   progress=False, rerun=True)
         assert result.status == "FINISHED", result.traceback
         return dict(result.metrics)
 
@@ -116,7 +124,8 @@ def runner_trial(store: ResultsStore) -> Callable[[str, dict[str, Any], int], di
 def measure_overhead(tmp: Path, cases: list[tuple[str, dict[str, Any], int]]) -> list[dict[str, Any]]:
     print(f"\n== Per-trial overhead of the runner ({load()})")
     store = ResultsStore(tmp / "overhead.db")
-    ways = {"bare loop": bare_trial, "family run_trial": family_trial, "runner (local + store)": runner_trial(store)}
+    ways = {"bare loop": bare_trial, "family run_trial": family_trial,
+            "runner in-process": runner_trial(store, "none"), "runner (local + store)": runner_trial(store)}
     rows = []
     total = sum(reps for *_, reps in cases) * len(ways)
     bar = tqdm(total=total, desc="overhead trials", unit="trial", file=sys.stderr)
@@ -140,14 +149,25 @@ def measure_overhead(tmp: Path, cases: list[tuple[str, dict[str, Any], int]]) ->
             row[way] = statistics.median(times[way])
         row["overhead_ms"] = 1e3 * (row["runner (local + store)"] - bare)
         row["overhead_pct"] = 100 * (row["runner (local + store)"] - bare) / bare
+        # the child process of each trial (fork, pipe, wait): isolated runner minus in-process runner
+        row["isolation_ms"] = 1e3 * (row["runner (local + store)"] - row["runner in-process"])
         rows.append(row)
     bar.close()
     fixed = statistics.median([r["overhead_ms"] for r in rows[:2]])
-    print(f"{'agent':<10} {'reps':>4} {'bare loop':>11} {'run_trial':>11} {'runner':>11} {'overhead':>12} {'share':>8}")
+    print(f"{'agent':<10} {'reps':>4} {'bare loop':>11} {'run_trial':>11} {'in-process':>11} {'runner':>11} "
+          f"{'overhead':>12} {'share':>8} {'child proc':>11}")
     for r in rows:
         print(f"{r['agent']:<10} {r['reps']:>4} {r['bare_s']:>10.3f}s {r['family run_trial']:>10.3f}s "
-              f"{r['runner (local + store)']:>10.3f}s {r['overhead_ms']:>+10.1f}ms {r['overhead_pct']:>+7.2f}%")
+              f"{r['runner in-process']:>10.3f}s {r['runner (local + store)']:>10.3f}s "
+              f"{r['overhead_ms']:>+10.1f}ms {r['overhead_pct']:>+7.2f}% {r['isolation_ms']:>+9.1f}ms")
+    iso = statistics.median([r["isolation_ms"] for r in rows[:2]])
     ppo = rows[-1]
+    if ppo["agent"] == "sb3-ppo":
+        print(f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short "
+              f"trials) = {100 * iso / 1e3 / ppo['bare_s']:.3f}% of a {ppo['bare_s']:.1f} s smoke-suite PPO "
+              f"trial (target < 5%); {ppo['isolation_ms']:+.1f} ms measured on the PPO trial itself")
+    else:
+        print(f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short trials)")
     if ppo["agent"] != "sb3-ppo":
         print(f"fixed runner cost (median of the two short trials): {fixed:.1f} ms per trial; {load()}")
         store.close()
@@ -273,7 +293,9 @@ def measure_concurrency(tmp: Path, n_trials: int, sleep_s: float,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["all", "overhead", "throughput", "concurrency"], default="all")
+    p.add_argument("--part", choices=["all", "overhead", "throughput", "concurrency", "aggregation"], default="all")
+    p.add_argument("--store", type=Path, default=None,
+                   help="aggregation part: a real results store (e.g. results/smoke.db) to time as well")
     p.add_argument("--seeds", default="0-1", help="seeds of the throughput subset (default 0-1)")
     p.add_argument("--configs", default="local:1,process:1,process:2,ray:1,ray:2",
                    help="executor:workers list (executors: local, process, ray, process-reuse, ray-reuse)")
@@ -299,6 +321,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.part in ("all", "throughput"):
             seeds = [0] if args.quick else as_seed_list(args.seeds)
             out["throughput"] = measure_throughput(Path(d), seeds, configs, args.repeats)
+        if args.part in ("all", "aggregation"):
+            # 4. aggregation: `icml26 results` on a smoke-shaped store and a 10x one (perf/aggregation.py)
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from aggregation import measure_aggregation
+
+            store = args.store or (Path("results/smoke.db") if Path("results/smoke.db").exists() else None)
+            out["aggregation"] = measure_aggregation(Path(d), store)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1))
     print(f"\nwrote {args.json}")

@@ -17,6 +17,7 @@ Each family lists its agents in ``icml26/agents/<family>/_specs.py`` (``AGENT_SP
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +26,11 @@ from icml26._entry_points import load_entry_point, unknown_name_error
 
 __all__ = ["AgentSpec", "register", "make", "spec", "names", "all_specs", "agent_version"]
 
-_AGENT_FAMILIES = ("generic", "tutorial", "driving", "markov_games", "looplm", "boltzmann",
-                   "spatial_causal", "weather")
+def _agent_families() -> tuple[str, ...]:
+    """``generic`` plus the families of :data:`icml26.FAMILIES` (the one family list)."""
+    from icml26 import FAMILIES
+
+    return ("generic", *FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class AgentSpec:
 
 _registry: dict[str, AgentSpec] = {}
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def register(
@@ -67,14 +73,26 @@ def register(
 
 
 def _load() -> None:
-    global _loaded
+    """Fill the registry from every family's ``_specs``, once, under a lock: concurrent first
+    callers wait for the whole registry (a half-filled one would let a bundle claim a
+    registered name with a foreign entry point); ``_loaded`` is set only once it is filled."""
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    for fam in _AGENT_FAMILIES:
-        mod = importlib.import_module(f"icml26.agents.{fam}._specs")
-        for s in getattr(mod, "AGENT_SPECS", ()):
-            register(family=s.get("family", fam), **{k: v for k, v in s.items() if k != "family"})
+    with _load_lock:
+        if _loaded or _loading:  # _loading: a family module calling back while we import it
+            return
+        _loading = True
+        try:
+            found: list[tuple[str, dict[str, Any]]] = []
+            for fam in _agent_families():
+                mod = importlib.import_module(f"icml26.agents.{fam}._specs")
+                found.extend((fam, s) for s in getattr(mod, "AGENT_SPECS", ()))
+            for fam, s in found:
+                register(family=s.get("family", fam), **{k: v for k, v in s.items() if k != "family"})
+            _loaded = True
+        finally:
+            _loading = False
 
 
 def all_specs() -> dict[str, AgentSpec]:

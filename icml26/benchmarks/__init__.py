@@ -12,10 +12,12 @@ Each family lists its tasks and suite entries in ``icml26/benchmarks/tasks/<fami
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from icml26 import FAMILIES
 from icml26._entry_points import unknown_name_error
 from icml26.protocol import Task
 
@@ -33,8 +35,6 @@ __all__ = [
     "format_tables",
 ]
 
-_TASK_FAMILIES = ("tutorial", "driving", "markov_games", "looplm", "boltzmann", "spatial_causal",
-                  "weather")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class SuiteEntry:
 _tasks: dict[str, Task] = {}
 _suites: dict[str, list[SuiteEntry]] = {}
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def register_task(task: Task, *, replace: bool = False) -> Task:
@@ -64,16 +66,31 @@ def register_task(task: Task, *, replace: bool = False) -> Task:
 
 
 def _load() -> None:
-    global _loaded
+    """Fill the registry from every family's task module, once, under a lock: concurrent first
+    callers (a cold server's request threads) wait for the whole registry, never see half of
+    it; ``_loaded`` is set only after it is filled (a failed import leaves it unset)."""
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    for fam in _TASK_FAMILIES:
-        mod = importlib.import_module(f"icml26.benchmarks.tasks.{fam}")
-        for t in getattr(mod, "TASKS", ()):
-            register_task(t)
-        for suite, entries in getattr(mod, "SUITES", {}).items():
-            _suites.setdefault(suite, []).extend(entries)
+    with _load_lock:
+        if _loaded or _loading:  # _loading: a family module calling back while we import it
+            return
+        _loading = True
+        try:
+            tasks: list[Task] = []
+            suites: dict[str, list[SuiteEntry]] = {}
+            for fam in FAMILIES:
+                mod = importlib.import_module(f"icml26.benchmarks.tasks.{fam}")
+                tasks.extend(getattr(mod, "TASKS", ()))
+                for suite, entries in getattr(mod, "SUITES", {}).items():
+                    suites.setdefault(suite, []).extend(entries)
+            for t in tasks:
+                register_task(t)
+            for suite, entries in suites.items():
+                _suites.setdefault(suite, []).extend(entries)
+            _loaded = True
+        finally:
+            _loading = False
 
 
 def get_task(task_id: str, version: int | None = None) -> Task:
@@ -88,7 +105,7 @@ def get_task(task_id: str, version: int | None = None) -> Task:
 def list_tasks(family: str | None = None) -> list[Task]:
     """The latest version of every registered task, optionally of one family."""
     _load()
-    order = {f: i for i, f in enumerate(_TASK_FAMILIES)}
+    order = {f: i for i, f in enumerate(FAMILIES)}
     found = [t for k, t in _tasks.items() if "@v" not in k and (family is None or t.family == family)]
     return sorted(found, key=lambda t: (order.get(t.family, len(order)), t.id))
 

@@ -1,9 +1,15 @@
 """Executors turn TrialSpecs into TrialResults, yielding each result as soon as it exists.
 
-* ``local``: one trial at a time in this process (exceptions become FAILED trials).
-* ``process``: a pool of spawned worker processes; a worker that dies (segfault, OOM kill,
-  ``os._exit``) fails only its trial, which is retried once in a fresh worker.
+* ``local``: one trial at a time, each in a forked child process of the driver.
+* ``process``: ``workers`` spawned processes at once.
 * more executors (``ray``) register themselves in :data:`EXECUTORS` by entry point.
+
+Every executor gives each trial a wall-clock limit (``trial_timeout``; default: the task's,
+see :func:`icml26.benchmarks.runner.resolve_trial_timeout`) and records a trial that runs past
+it as FAILED with ``TrialTimeout``; a trial whose process dies (segfault, OOM kill,
+``os._exit``) is retried once in a fresh process and then FAILED with the exit status; an
+exception (``SystemExit`` and ``KeyboardInterrupt`` from the agent included) is FAILED with its
+traceback. Killing the driver kills the trials' processes (:mod:`icml26.benchmarks.isolation`).
 
 The driver process alone writes the store, so every executor shares the same resume and
 failure semantics.
@@ -11,14 +17,12 @@ failure semantics.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from icml26._entry_points import load_entry_point, unknown_name_error
-from icml26.benchmarks.runner import TrialSpec, execute_trial, failed_result
+from icml26.benchmarks.isolation import TrialProcesses, default_start_method
+from icml26.benchmarks.trial import TrialSpec, _threads, check_trial_timeout, execute_trial
 from icml26.protocol import TrialResult
 
 EXECUTORS: dict[str, str] = {
@@ -43,95 +47,63 @@ def make_executor(executor: str | Any, workers: int = 1, **options: Any) -> Exec
 
 
 class LocalExecutor:
-    """Runs trials one after another in the calling process."""
+    """Runs trials one after another, each in a child process of this one.
 
-    def __init__(self, workers: int = 1) -> None:
+    ``isolation="fork"`` (the default on Linux) forks this process for each trial: the child
+    knows everything registered here, costs a few milliseconds (``perf/harness.py`` measures
+    it), and a trial that hangs past its wall-clock limit, segfaults, calls ``os._exit`` or
+    raises ``KeyboardInterrupt``/``SystemExit`` is FAILED without touching the run.
+    ``"spawn"`` starts a fresh interpreter per trial instead (the default where ``fork`` is
+    unsafe: macOS, Windows). ``"none"`` runs trials in this very process, as a debugger
+    wants: no time limit and no protection against a crash. With ``$ICML26_TORCH_THREADS``
+    above 1 the default is ``"spawn"``: torch's OpenMP runtime (libgomp) can hang in a forked
+    child that uses several threads after the driver used its thread pool.
+    """
+
+    def __init__(self, workers: int = 1, trial_timeout: float | None = None,
+                 isolation: str | None = None, max_retries: int = 1) -> None:
+        if isolation not in (None, "fork", "spawn", "forkserver", "none"):
+            raise ValueError(f"LocalExecutor: isolation must be 'fork', 'spawn' or 'none', got {isolation!r}")
         self.workers = 1
+        self.trial_timeout = check_trial_timeout(trial_timeout)
+        if isolation is None:
+            # libgomp (torch's OpenMP on Linux) hangs in a forked child that runs more than one
+            # thread once the parent has used its pool: with $ICML26_TORCH_THREADS > 1, spawn.
+            isolation = "spawn" if _threads() > 1 else default_start_method()
+        self.isolation = isolation
+        self.max_retries = max_retries
 
     def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
-        for spec in specs:
-            yield execute_trial(spec)
+        if self.isolation == "none":
+            for spec in specs:
+                yield execute_trial(spec)
+            return
+        yield from TrialProcesses(workers=1, start_method=self.isolation, trial_timeout=self.trial_timeout,
+                                  max_retries=self.max_retries, trials_per_child=1).run(specs)
 
 
 class ProcessExecutor:
-    """Runs trials in ``workers`` spawned processes (results in completion order).
+    """Runs trials in ``workers`` spawned processes at once (results in completion order).
 
-    When a worker process dies, every trial in flight in that pool is a suspect: each is re-run
-    alone in a fresh single-worker pool (``max_retries`` times), so the culprit is recorded as
-    FAILED with the reason and the innocent trials finish normally.
+    Each worker process runs one trial at a time, so when one dies (segfault, OOM kill,
+    ``os._exit``) the blame is exact: that trial is run again in a fresh process
+    (``max_retries`` times) and then recorded as FAILED with the exit status, while the other
+    trials go on. A trial past its wall-clock limit has its process group killed and is
+    FAILED with ``TrialTimeout``. ``max_tasks_per_child=1`` (the default) gives every trial a
+    fresh process (no global state crosses trials); ``None`` reuses the workers.
     """
 
-    def __init__(self, workers: int = 2, max_retries: int = 1, max_tasks_per_child: int | None = 1) -> None:
-        if workers < 1:
+    def __init__(self, workers: int = 2, max_retries: int = 1, max_tasks_per_child: int | None = 1,
+                 trial_timeout: float | None = None, start_method: str = "spawn") -> None:
+        if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"ProcessExecutor: workers must be >= 1, got {workers}")
         self.workers = workers
         self.max_retries = max_retries
-        # A fresh process per trial isolates global state (torch threads, RNGs, leaks).
         self.max_tasks_per_child = max_tasks_per_child
+        self.trial_timeout = check_trial_timeout(trial_timeout)
+        self.start_method = start_method
 
     def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
-        queue = list(specs)
-        while queue:
-            died: list[TrialSpec] = []
-            rest: list[TrialSpec] = []
-            for item in self._run_pool(queue, self.workers):
-                if isinstance(item, TrialResult):
-                    yield item
-                else:
-                    (died if item[0] == "died" else rest).append(item[1])
-            for spec in died:
-                yield self._run_alone(spec)
-            queue = rest
-
-    def _run_alone(self, spec: TrialSpec) -> TrialResult:
-        # A death in a shared pool proves nothing about this trial (a neighbour may have killed
-        # the pool before this trial even started), so only deaths while alone count: the trial
-        # gets its first attempt plus max_retries, all alone.
-        for _ in range(1 + self.max_retries):
-            (item,) = list(self._run_pool([spec], 1))
-            if isinstance(item, TrialResult):
-                return item
-        return failed_result(
-            spec,
-            f"worker process died during the trial ({1 + self.max_retries} attempts ran alone, "
-            "so this trial itself kills its process: segfault, OOM kill or os._exit)",
-        )
-
-    def _run_pool(
-        self, specs: Sequence[TrialSpec], workers: int
-    ) -> Iterator[TrialResult | tuple[str, TrialSpec]]:
-        """Yield results; if the pool breaks, yield ("died", spec) for the trials in flight and
-        ("todo", spec) for those never started."""
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            max_tasks_per_child=self.max_tasks_per_child,
-        )
-        queue = list(specs)
-        futures: dict[Future[TrialResult], TrialSpec] = {}
-        try:
-            while queue or futures:
-                while queue and len(futures) < workers:
-                    spec = queue.pop(0)
-                    futures[pool.submit(execute_trial, spec)] = spec
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                broken = False
-                for fut in done:
-                    spec = futures.pop(fut)
-                    try:
-                        yield fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        yield ("died", spec)
-                if broken:
-                    wait(futures)
-                    for fut, spec in futures.items():
-                        if fut.exception() is None:
-                            yield fut.result()
-                        else:
-                            yield ("died", spec)
-                    for spec in queue:
-                        yield ("todo", spec)
-                    return
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        yield from TrialProcesses(workers=self.workers, start_method=self.start_method,
+                                  trial_timeout=self.trial_timeout, max_retries=self.max_retries,
+                                  trials_per_child=self.max_tasks_per_child).run(specs)

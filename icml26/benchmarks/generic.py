@@ -6,7 +6,8 @@ terminates at a goal, a success rate) use this directly as their ``run_trial``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -30,25 +31,67 @@ def learn_if_learner(agent: Any, env_or_dataset: Any, task: Task) -> dict[str, A
     return dict(stats) if stats else {}
 
 
+def train_phase(task: Task, agent: Any, seed: int, env_or_dataset: Any = None,
+                env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The common preamble of a trial: bind the agent to a training env seeded from ``seed``
+    (``derive_seed(seed, "train")``, its action space too), ``agent.reset(seed)``, and let the
+    agent learn within ``task.budget`` when it is a learner; returns the learner's stats.
+
+    ``env_or_dataset`` (a data set, or an env the caller built) replaces the training env the
+    function would make from ``task.env_id`` and ``env_kwargs`` (default ``task.env_kwargs``)."""
+    if env_or_dataset is None:
+        env = gym.make(task.env_id, **(task.env_kwargs if env_kwargs is None else env_kwargs))
+        env.reset(seed=derive_seed(seed, "train"))
+        env.action_space.seed(derive_seed(seed, "train-actions"))
+        try:
+            bind_agent(agent, env)
+            agent.reset(seed)
+            return learn_if_learner(agent, env, task)
+        finally:
+            env.close()
+    agent.reset(seed)
+    return learn_if_learner(agent, env_or_dataset, task)
+
+
+class Episode(NamedTuple):
+    """What :func:`rollout` returns: the last ``info``, the return, the length, and how it ended."""
+
+    info: dict[str, Any]
+    total_reward: float
+    length: int
+    terminated: bool
+    truncated: bool
+
+
+def rollout(agent: Any, env: gym.Env[Any, Any], seed: int, options: dict[str, Any] | None = None, *,
+            act: Callable[[Any, dict[str, Any]], Any] | None = None, reset_agent: bool = True,
+            max_steps: int | None = None) -> Episode:
+    """One episode: ``env.reset(seed=seed, options=options)``, ``agent.reset(seed)`` (unless
+    ``reset_agent`` is False), then ``agent.act`` (or ``act(obs, info)``) until the episode ends
+    or ``max_steps`` steps (which then counts as truncated)."""
+    obs, info = env.reset(seed=seed, options=options)
+    if reset_agent:
+        agent.reset(seed)
+    policy = agent.act if act is None else act
+    total, steps = 0.0, 0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info))
+        total += float(reward)
+        steps += 1
+        if terminated or truncated or (max_steps is not None and steps >= max_steps):
+            return Episode(info, total, steps, bool(terminated), bool(truncated) or not terminated)
+
+
 def evaluate_episodes(
     agent: Any, env: gym.Env[Any, Any], seeds: list[int], max_steps: int | None = None
 ) -> tuple[list[float], list[float], list[int]]:
     """Roll the agent out once per seed: (returns, successes, lengths)."""
     returns, successes, lengths = [], [], []
     for s in seeds:
-        obs, info = env.reset(seed=s)
-        agent.reset(s)
-        total, steps, success = 0.0, 0, 0.0
-        while True:
-            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-            total += float(reward)
-            steps += 1
-            if terminated or truncated or (max_steps is not None and steps >= max_steps):
-                success = float(info.get("is_success", terminated and not truncated))
-                break
-        returns.append(total)
-        successes.append(success)
-        lengths.append(steps)
+        ep = rollout(agent, env, s, max_steps=max_steps)
+        returns.append(ep.total_reward)
+        successes.append(float(ep.info.get("is_success", ep.terminated and not ep.truncated)))
+        lengths.append(ep.length)
     return returns, successes, lengths
 
 
@@ -58,13 +101,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
 
     Metrics: ``return`` (mean episode return), ``success_rate``, ``episode_length``.
     """
-    train_env = gym.make(task.env_id, **task.env_kwargs)
-    train_env.reset(seed=derive_seed(seed, "train"))
-    train_env.action_space.seed(derive_seed(seed, "train-actions"))
-    bind_agent(agent, train_env)
-    agent.reset(seed)
-    learn_stats = learn_if_learner(agent, train_env, task)
-    train_env.close()
+    learn_stats = train_phase(task, agent, seed)
 
     env = gym.make(task.env_id, **task.env_kwargs)
     bind_agent(agent, env)

@@ -6,8 +6,11 @@
 Each (task, agent, seed) trial becomes one Ray task asking for ``cpus_per_trial`` CPUs and
 ``gpus_per_trial`` GPUs. Results come back to the driver as each task ends, and the driver alone
 writes the results store, so resume and failure semantics are those of the local executors: an
-exception inside the trial is a FAILED result with its traceback (no retry, it would fail again);
-a worker process or node that dies mid-trial (segfault, OOM kill, ``os._exit``, lost node) is
+exception inside the trial is a FAILED result with its traceback (no retry, it would fail again).
+Inside its Ray task the trial runs in a child process of the Ray worker under its wall-clock
+limit (``trial_timeout``, default the task's): a trial that hangs is killed at the limit and
+FAILED with ``TrialTimeout``; a child that dies (segfault, ``os._exit``) is run again once and
+then FAILED with its exit status. A Ray worker or node that dies (OOM kill, lost node) is
 retried once on a fresh worker and then recorded as FAILED with the reason. Ray's own task
 retries are switched off so that this accounting is exact.
 
@@ -26,7 +29,14 @@ from typing import Any
 
 from icml26._entry_points import require
 from icml26.agents import AgentSpec
-from icml26.benchmarks.runner import TrialSpec, execute_trial, failed_result
+from icml26.benchmarks.trial import (
+    TrialSpec,
+    VersionSkewError,
+    check_trial_timeout,
+    driver_registrations,
+    ensure_registered,
+    failed_result,
+)
 from icml26.protocol import Task, TrialResult
 
 __all__ = ["RayExecutor", "VersionSkewError", "ray_trial"]
@@ -41,55 +51,30 @@ _DEATH_ERRORS = (
 )
 
 
-def ray_trial(spec: TrialSpec, task: Task | None = None, agent: AgentSpec | None = None) -> TrialResult:
-    """The body of one Ray task: :func:`execute_trial`, with ``sys.exit`` in an agent as FAILED too.
+def ray_trial(spec: TrialSpec, task: Task | None = None, agent: AgentSpec | None = None,
+              trial_timeout: float | None = None, max_retries: int = 1) -> TrialResult:
+    """The body of one Ray task: the trial in a forked child of the Ray worker, under its
+    wall-clock limit (:class:`~icml26.benchmarks.isolation.TrialProcesses`).
 
     ``task`` and ``agent`` are the driver's registrations, registered here when this worker does
-    not know them (a task or agent the user registered in the driver script at run time).
+    not know them (a task or agent the user registered in the driver script at run time). A
+    child that dies is run again ``max_retries`` times in this task, then FAILED; a trial past
+    ``trial_timeout`` (default: the task's) has its process group killed and is FAILED.
     """
+    from icml26.benchmarks.isolation import TrialProcesses, default_start_method
+
     try:
-        _ensure_registered(task, agent)
-        return execute_trial(spec)
-    except (SystemExit, VersionSkewError):
+        ensure_registered(task, agent)
+        runner = TrialProcesses(workers=1, start_method=default_start_method(), trial_timeout=trial_timeout,
+                                max_retries=max_retries, trials_per_child=1)
+        (result,) = list(runner.run([spec]))
+        return result
+    except BaseException:  # noqa: BLE001 - SystemExit, version skew, ...: the trial fails
         return failed_result(spec, traceback.format_exc())
 
 
-class VersionSkewError(RuntimeError):
-    """The driver and a worker define the same task or agent name differently."""
-
-
-def _ensure_registered(task: Task | None, agent: AgentSpec | None) -> None:
-    import socket
-
-    from icml26 import __version__, agents, benchmarks
-
-    where = f"the driver and this Ray worker ({socket.gethostname()}, icml26 {__version__})"
-    advice = "install the same icml26-gym (and plugins) on every node, e.g. the docker/ suite image"
-    if task is not None:
-        try:
-            mine = benchmarks.get_task(task.id, task.version)
-        except KeyError:
-            benchmarks.register_task(task)
-        else:
-            if mine != task:
-                raise VersionSkewError(f"task {task.key} differs between {where}: {advice}")
-    if agent is not None:
-        known = agents.all_specs().get(agent.name)
-        if known is None:
-            agents.register(agent.name, agent.entry_point, agent.family, agent.description, agent.kwargs)
-        elif (known.entry_point, dict(known.kwargs)) != (agent.entry_point, dict(agent.kwargs)):
-            raise VersionSkewError(f"agent {agent.name!r} differs between {where}: {advice}")
-
-
-def _driver_registrations(spec: TrialSpec) -> tuple[Task | None, AgentSpec | None]:
-    """The task and named agent of ``spec`` as registered in this (driver) process, if any."""
-    from icml26 import agents, benchmarks
-
-    try:
-        task: Task | None = benchmarks.get_task(spec.task_id, spec.task_version)
-    except KeyError:
-        task = None  # the worker reports the unknown task as a FAILED trial
-    return task, agents.all_specs().get(spec.agent)
+_ensure_registered = ensure_registered  # the name older code imported
+_driver_registrations = driver_registrations
 
 
 class RayExecutor:
@@ -109,6 +94,9 @@ class RayExecutor:
             process executor does; False reuses workers (saves the start-up, about a second).
         runtime_env: a Ray runtime environment for the tasks (env vars, pip packages, ...).
         init_kwargs: extra keyword arguments for ``ray.init`` when this executor calls it.
+        trial_timeout: wall-clock limit of each trial in seconds (``None``: the task's default).
+            It is enforced inside the Ray task, where the trial runs in a child process of the
+            Ray worker (queued time does not count).
     """
 
     def __init__(
@@ -121,6 +109,7 @@ class RayExecutor:
         fresh_worker_per_trial: bool = True,
         runtime_env: Mapping[str, Any] | None = None,
         init_kwargs: Mapping[str, Any] | None = None,
+        trial_timeout: float | None = None,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"RayExecutor: workers must be an int >= 1, got {workers!r}")
@@ -141,6 +130,7 @@ class RayExecutor:
         self.fresh_worker_per_trial = bool(fresh_worker_per_trial)
         self.runtime_env = dict(runtime_env) if runtime_env else None
         self.init_kwargs = dict(init_kwargs or {})
+        self.trial_timeout = check_trial_timeout(trial_timeout)
 
     # ------------------------------------------------------------------ Ray session
     def _connect(self, ray: Any) -> bool:
@@ -206,7 +196,8 @@ class RayExecutor:
                                  if hasattr(ray.exceptions, n))
 
             def submit(spec: TrialSpec) -> None:
-                pending[remote_trial.remote(spec, *_driver_registrations(spec))] = spec
+                pending[remote_trial.remote(spec, *driver_registrations(spec), self.trial_timeout,
+                                            self.max_retries)] = spec
 
             for spec in specs:
                 submit(spec)

@@ -3,181 +3,38 @@
 ``execute_trial`` runs one trial in the current process and never raises for an agent or env
 error: the trial comes back FAILED with its traceback. ``run`` plans the trials that are not
 yet FINISHED in the store, hands them to an executor (local, process pool, Ray) and commits
-each result as it arrives, with a progress bar.
+each result as it arrives, with a progress bar. Every executor runs each trial in a child
+process under a wall-clock limit (:func:`resolve_trial_timeout`), so a hanging or crashing
+agent costs its own trial only (:mod:`icml26.benchmarks.isolation`).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
-import importlib.metadata
-import math
 import os
-import platform
-import random
-import subprocess
 import sys
-import time
-import traceback
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
-from icml26._entry_points import load_entry_point
+from icml26.benchmarks.executors import make_executor
 from icml26.benchmarks.store import ResultsStore, open_store
-from icml26.protocol import TrialOutcome, TrialResult, trial_key
-
-__all__ = ["TrialSpec", "execute_trial", "run", "package_versions", "git_commit", "seed_everything"]
-
-_TRACKED_PACKAGES = (
-    "icml26-gym", "numpy", "scipy", "torch", "gymnasium", "pettingzoo", "stable-baselines3",
-    "xarray", "openmm", "zuko", "ray",
+from icml26.benchmarks.trial import (  # noqa: F401  (re-exported: the names users import from here)
+    DEFAULT_TRIAL_TIMEOUT_S,
+    TrialSpec,
+    VersionSkewError,
+    _check_outcome,
+    _jsonable_or_note,
+    check_trial_timeout,
+    execute_trial,
+    failed_result,
+    git_commit,
+    package_versions,
+    resolve_trial_timeout,
+    seed_everything,
 )
+from icml26.protocol import TrialResult
 
-
-@dataclass(frozen=True)
-class TrialSpec:
-    """What to run: a task (id and version), an agent (name or entry point, kwargs), a seed."""
-
-    task_id: str
-    task_version: int
-    agent: str
-    agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    seed: int = 0
-
-    @property
-    def key(self) -> str:
-        return trial_key(self.task_id, self.task_version, self.agent, self.agent_kwargs, self.seed)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "task_id": self.task_id,
-            "task_version": self.task_version,
-            "agent": self.agent,
-            "agent_kwargs": dict(self.agent_kwargs),
-            "seed": self.seed,
-        }
-
-
-@functools.cache
-def package_versions() -> dict[str, str]:
-    """Versions of Python, the platform and the packages that shape results."""
-    out = {"python": platform.python_version(), "platform": platform.platform()}
-    for name in _TRACKED_PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-@functools.cache
-def git_commit() -> str | None:
-    """The commit of the icml26 checkout (``+dirty`` if modified), or None outside git."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-        if sha.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10,
-        )
-        return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python's, NumPy's legacy and torch's global generators (for agents that use them),
-    and pin torch and the BLAS pools to ``$ICML26_TORCH_THREADS`` threads (default 1): results
-    then do not depend on the executor or the core count, and parallel trials do not
-    oversubscribe the CPU."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    try:
-        import torch
-
-        torch.manual_seed(seed)
-        torch.set_num_threads(_threads())
-    except ImportError:  # pragma: no cover - torch is a core dependency
-        pass
-    try:  # BLAS pools too: multi-threaded BLAS spin-waits badly on a loaded machine
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=_threads())
-    except ImportError:  # pragma: no cover - threadpoolctl is a core dependency
-        pass
-
-
-def _threads() -> int:
-    return max(1, int(os.environ.get("ICML26_TORCH_THREADS", "1")))
-
-
-def _check_outcome(task: Any, outcome: Any) -> TrialOutcome:
-    if not isinstance(outcome, TrialOutcome):
-        raise TypeError(f"{task.run_trial} must return a TrialOutcome, got {type(outcome).__name__}")
-    missing = [m.name for m in task.metrics if m.name not in outcome.metrics]
-    if missing:
-        raise ValueError(f"task {task.id!r}: run_trial returned no value for metric(s) {missing}")
-    for name, value in outcome.metrics.items():
-        if not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-            raise ValueError(f"task {task.id!r}: metric {name!r} is not a finite number: {value!r}")
-    return outcome
-
-
-def execute_trial(spec: TrialSpec) -> TrialResult:
-    """Run one trial here and now; any exception becomes a FAILED result with its traceback."""
-    from icml26 import agents, benchmarks
-
-    started = _dt.datetime.now(_dt.UTC).isoformat()
-    t0 = time.perf_counter()
-    agent_version = "?"
-    try:
-        task = benchmarks.get_task(spec.task_id, spec.task_version)
-        seed_everything(spec.seed)
-        agent = agents.make(spec.agent, **spec.agent_kwargs)
-        agent_version = agents.agent_version(agent)
-        fn: Callable[..., Any] = load_entry_point(task.run_trial)
-        outcome = _check_outcome(task, fn(task, agent, spec.seed))
-        return TrialResult(
-            task_id=spec.task_id, task_version=spec.task_version, agent_name=spec.agent,
-            agent_version=agent_version, seed=spec.seed, status="FINISHED",
-            metrics={k: float(v) for k, v in outcome.metrics.items()},
-            scores=[float(s) for s in outcome.scores], wall_time_s=time.perf_counter() - t0,
-            packages=package_versions(), git_commit=git_commit(),
-            agent_kwargs=dict(spec.agent_kwargs), started_at=started,
-            extra=_jsonable_or_note(outcome.extra),
-        )
-    except (Exception, SystemExit):  # an agent calling sys.exit() fails its trial, not the run
-        return failed_result(spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version)
-
-
-def failed_result(
-    spec: TrialSpec, tb: str, wall_time_s: float = 0.0, started: str = "", agent_version: str = "?"
-) -> TrialResult:
-    """A FAILED TrialResult for ``spec`` (used by executors when a worker dies too)."""
-    return TrialResult(
-        task_id=spec.task_id, task_version=spec.task_version, agent_name=spec.agent,
-        agent_version=agent_version, seed=spec.seed, status="FAILED", wall_time_s=wall_time_s,
-        packages=package_versions(), git_commit=git_commit(), traceback=tb,
-        agent_kwargs=dict(spec.agent_kwargs),
-        started_at=started or _dt.datetime.now(_dt.UTC).isoformat(),
-    )
-
-
-def _jsonable_or_note(extra: Mapping[str, Any]) -> dict[str, Any]:
-    from icml26.protocol import jsonable
-
-    try:
-        return jsonable(dict(extra))
-    except TypeError as e:
-        return {"note": f"extra dropped: {e}"}
+__all__ = ["TrialSpec", "execute_trial", "run", "package_versions", "git_commit", "seed_everything",
+           "resolve_trial_timeout", "DEFAULT_TRIAL_TIMEOUT_S", "VersionSkewError"]
 
 
 def _dedupe(trials: Iterable[TrialSpec]) -> list[TrialSpec]:
@@ -195,6 +52,7 @@ def run(
     progress: bool = True,
     rerun: bool = False,
     executor_options: Mapping[str, Any] | None = None,
+    trial_timeout: float | None = None,
 ) -> list[TrialResult]:
     """Run every trial not already FINISHED in ``store``; return all their results.
 
@@ -205,20 +63,39 @@ def run(
         executor: ``"local"`` (in this process, one at a time), ``"process"`` (a spawn process
             pool of ``workers``), ``"ray"``, or an executor object.
         rerun: run FINISHED trials again (replacing their stored results).
+        trial_timeout: wall-clock limit of each trial in seconds (``math.inf``: none); ``None``
+            uses each task's default (:func:`resolve_trial_timeout`). A trial past its limit is
+            killed and stored FAILED with ``TrialTimeout``.
     """
-    from icml26.benchmarks.executors import make_executor
-
+    trial_timeout = check_trial_timeout(trial_timeout)
     specs = _dedupe(trials)
     st = open_store(store)
     done = set() if rerun else st.finished_keys()
     todo = [s for s in specs if s.key not in done]
-    ex = make_executor(executor, workers=workers, **dict(executor_options or {}))
+    options = dict(executor_options or {})
+    if trial_timeout is not None:
+        if isinstance(executor, str):
+            options["trial_timeout"] = trial_timeout
+        elif hasattr(executor, "trial_timeout"):
+            executor.trial_timeout = trial_timeout
+        else:
+            raise ValueError(f"trial_timeout: the executor {executor!r} has no trial_timeout attribute")
+    ex = make_executor(executor, workers=workers, **options)
     bar = _progress(len(todo), progress, desc=f"trials ({len(specs) - len(todo)} already done)")
+    # Executors start trials in ``todo`` order, ``workers`` at a time: the running ones are the
+    # first unfinished ones, and the bar names them (not the trial that just ended).
+    pending = {s.key: s for s in todo}
+    n_running = max(1, int(getattr(ex, "workers", 1) or 1))
+    failed = 0
     try:
+        if bar is not None:
+            bar.set_postfix_str(_running_label(pending, n_running, failed))
         for result in ex.run(todo):
             st.put(result)
+            pending.pop(result.key, None)
+            failed += result.status == "FAILED"
             if bar is not None:
-                bar.set_postfix_str(f"{result.task_id} {result.agent_name} s{result.seed} {result.status}")
+                bar.set_postfix_str(_running_label(pending, n_running, failed), refresh=False)
                 bar.update(1)
     finally:
         if bar is not None:
@@ -229,6 +106,17 @@ def run(
         if r is not None:
             out.append(r)
     return out
+
+
+def _running_label(pending: Mapping[str, TrialSpec], n_running: int, failed: int) -> str:
+    running = list(pending.values())[:n_running]
+    if not running:
+        return f"{failed} failed" if failed else ""
+    first = running[0]
+    label = f"running {first.task_id} {first.agent} s{first.seed}"
+    if len(running) > 1:
+        label += f" (+{len(running) - 1} more)"
+    return label + (f"; {failed} failed" if failed else "")
 
 
 def _progress(total: int, enabled: bool, desc: str) -> Any:

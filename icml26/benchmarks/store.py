@@ -4,6 +4,13 @@ SQLite is the embedded default (a path or ``sqlite:///...``); a PostgreSQL URL
 (``postgresql+psycopg://user@host/db``) works the same way. Each finished or failed trial is
 committed as soon as it exists, so an interrupted run loses at most the trials in flight, and a
 re-run skips every trial already FINISHED.
+
+A row's key is :attr:`TrialResult.key`: ``task@vN~<Task.definition_hash>|agent#<config>|seed=S``.
+Rows stored before definition hashes existed keep their old keys (no ``~hash``) and their
+results carry ``task_hash == ""``: nothing needs rewriting, they simply never match a trial of
+the current code, so a resumed run re-runs them and :func:`icml26.benchmarks.aggregate` leaves
+them out (with a count) instead of mixing them with new trials. :meth:`ResultsStore.stale`
+lists them.
 """
 
 from __future__ import annotations
@@ -163,6 +170,11 @@ class ResultsStore:
             q = q.where(trials_table.c.status == status)
         with self.engine.connect() as conn:
             return [TrialResult.from_json(r[0]) for r in conn.execute(q)]
+
+    def stale(self, current_hash: Any) -> list[TrialResult]:
+        """Stored trials whose definition hash is not ``current_hash(task_id, task_version)``
+        (legacy rows without a hash included); ``current_hash`` returns "" for unknown tasks."""
+        return [r for r in self.results() if not r.task_hash or r.task_hash != current_hash(r.task_id, r.task_version)]
 
     def count(self, status: str | None = None) -> int:
         q = sa.select(sa.func.count()).select_from(trials_table)

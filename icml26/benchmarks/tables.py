@@ -1,15 +1,19 @@
-"""Aggregate stored trials into per-task tables: IQM with stratified-bootstrap 95% intervals.
+"""Aggregate stored trials into per-task tables: IQM with BCa bootstrap 95% intervals.
 
 Each row is one agent configuration on one task version; each cell is the IQM across seeds of
-that seed's metric value with rliable's stratified-bootstrap interval. Failed trials are counted,
-never averaged in.
+that seed's metric value with :func:`icml26.stats.iqm_ci` (BCa bootstrap; Student-t for n < 4;
+no interval for n = 1 or identical values). Failed trials are counted, never averaged in.
+A progress bar appears when aggregation takes longer than a second.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from tqdm.auto import tqdm
 
 from icml26.protocol import Task, TrialResult, config_hash
 from icml26.stats import iqm_ci
@@ -21,10 +25,13 @@ class Cell:
     low: float
     high: float
     n: int
+    note: str = ""
 
     def format(self, digits: int = 3) -> str:
         if self.n == 1:
             return f"{self.iqm:.{digits}g} (n=1)"
+        if self.low == self.high == self.iqm:
+            return f"{self.iqm:.{digits}g} (n={self.n}, all equal)"
         return f"{self.iqm:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
 
 
@@ -47,10 +54,16 @@ class TaskTable:
     primary_metric: str
     metric_names: list[str]
     rows: list[Row]
+    # trials of this task version run under another definition (Task.definition_hash differs,
+    # or results stored before hashes existed): left out, never mixed in
+    stale: int = 0
 
 
-def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0) -> list[TaskTable]:
-    """Group results by (task, version) and (agent, config); rank rows by the primary metric."""
+def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0,
+              progress: bool = True) -> list[TaskTable]:
+    """Group results by (task, version) and (agent, config); rank rows by the primary metric.
+
+    ``progress`` shows a bar on stderr once aggregation has taken more than a second."""
     from icml26 import benchmarks
 
     groups: dict[tuple[str, int], dict[tuple[str, str], list[TrialResult]]] = defaultdict(
@@ -59,11 +72,18 @@ def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0) -
     for r in results:
         groups[(r.task_id, r.task_version)][(r.agent_name, config_hash(r.agent_kwargs))].append(r)
     tables = []
+    bar = tqdm(total=sum(len(g) for g in groups.values()), desc="aggregating", unit="row",
+               delay=1.0, disable=not progress, file=sys.stderr, leave=False)
     for (task_id, version), by_agent in sorted(groups.items()):
         try:
             task: Task | None = benchmarks.get_task(task_id, version)
         except KeyError:
             task = None
+        stale = 0
+        if task is not None:
+            current = {k: [r for r in rs if r.task_hash == task.definition_hash] for k, rs in by_agent.items()}
+            stale = sum(len(rs) for rs in by_agent.values()) - sum(len(rs) for rs in current.values())
+            by_agent = {k: rs for k, rs in current.items() if rs}
         metric_names = [m.name for m in task.metrics] if task else sorted(
             {k for rs in by_agent.values() for r in rs for k in r.metrics}
         )
@@ -85,11 +105,16 @@ def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0) -
             for m in metric_names:
                 vals = [r.metrics[m] for r in ok if m in r.metrics]
                 if vals:
-                    row.cells[m] = Cell(*iqm_ci(vals, reps=reps, seed=seed), n=len(vals))
+                    # a bounded metric (a rate, an ESS) never gets an interval outside its range
+                    rng = (task.metric(m).lower, task.metric(m).upper) if task else None
+                    iv = iqm_ci(vals, n_resamples=reps, seed=seed, bounds=rng)
+                    row.cells[m] = Cell(iv.estimate, iv.low, iv.high, n=len(vals), note=iv.note)
             rows.append(row)
+            bar.update(1)
         sign = -1.0 if (task is None or task.primary.direction == "max") else 1.0
         rows.sort(key=lambda r: (primary not in r.cells, sign * r.cells[primary].iqm if primary in r.cells else 0.0))
-        tables.append(TaskTable(task_id, version, task, primary, metric_names, rows))
+        tables.append(TaskTable(task_id, version, task, primary, metric_names, rows, stale))
+    bar.close()
     return tables
 
 
@@ -112,5 +137,7 @@ def format_tables(tables: Iterable[TaskTable], digits: int = 3) -> str:
         title = f"{t.task_id} v{t.task_version}  (primary: {t.primary_metric}, {direction}; IQM [95% CI])"
         body = ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines]
         rule = "-" * len(body[0])
-        out.append("\n".join([title, rule, body[0], rule, *body[1:], ""]))
+        notes = [f"({t.stale} trial(s) of another definition of this task version left out: "
+                 "stored before the definition hash or by other code; re-run them)"] if t.stale else []
+        out.append("\n".join([title, rule, body[0], rule, *body[1:], *notes, ""]))
     return "\n".join(out) if out else "(no results)"

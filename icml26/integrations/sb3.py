@@ -16,6 +16,15 @@ picklable by reference::
 
 Seeding follows SB3: env ``i`` is reset with ``seed + i`` and its action space seeded with the
 same value.
+
+:func:`wrap` gives any env the spaces SB3's algorithms accept: the env unchanged where SB3
+already accepts it, else the wrappers of :mod:`icml26.integrations.wrappers` that its docstring
+names (``NormalizedAction`` for infinite Box actions, ``TokenizedText`` for Text spaces,
+``FlattenDictSpaces`` for Dict actions and Dict observations SB3 cannot read)::
+
+    from icml26.integrations.sb3 import wrap
+    env = wrap(gym.make("icml26/WeatherRollout-v0"))     # Box(-1, 1) forecasts
+    PPO("MultiInputPolicy", env)
 """
 
 from __future__ import annotations
@@ -26,10 +35,61 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from icml26._entry_points import unknown_name_error
+from icml26.integrations.wrappers import FlattenDictSpaces, NormalizedAction, TokenizedText
 
-__all__ = ["make_env", "env_fn", "make_vec_env"]
+__all__ = ["make_env", "env_fn", "make_vec_env", "wrap", "wrappers_for"]
+
+# Subspaces SB3's MultiInputPolicy reads inside a Dict observation (discrete ones must start at 0).
+_SB3_DICT_LEAVES = (
+    gym.spaces.Box,
+    gym.spaces.Discrete,
+    gym.spaces.MultiDiscrete,
+    gym.spaces.MultiBinary,
+)
+
+
+def _sb3_reads_dict(space: gym.spaces.Dict) -> bool:
+    for sub in space.spaces.values():
+        if not isinstance(sub, _SB3_DICT_LEAVES):
+            return False
+        if isinstance(sub, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)) and np.any(
+            np.asarray(sub.start) != 0
+        ):
+            return False
+    return True
+
+
+def wrappers_for(env: gym.Env[Any, Any]) -> list[type[gym.Wrapper[Any, Any, Any, Any]]]:
+    """The wrapper classes :func:`wrap` applies to ``env``, outermost last (empty: SB3 accepts it)."""
+    obs, act = env.observation_space, env.action_space
+    out: list[type[gym.Wrapper[Any, Any, Any, Any]]] = []
+    if isinstance(obs, gym.spaces.Text) or isinstance(act, gym.spaces.Text):
+        out.append(TokenizedText)
+    if isinstance(act, gym.spaces.Dict) or (
+        isinstance(obs, gym.spaces.Dict) and not _sb3_reads_dict(obs)
+    ):
+        out.append(FlattenDictSpaces)
+    if isinstance(act, gym.spaces.Box) and not (
+        np.all(np.isfinite(act.low)) and np.all(np.isfinite(act.high))
+    ):
+        out.append(NormalizedAction)
+    return out
+
+
+def wrap(env: gym.Env[Any, Any]) -> gym.Env[Any, Any]:
+    """``env`` as Stable-Baselines3 accepts it: unchanged when it already does, else wrapped.
+
+    Raises ``TypeError`` for an env with infinite Box actions that documents no
+    ``action_bounds`` (see :class:`~icml26.integrations.wrappers.NormalizedAction`).
+    """
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"wrap: expected a gymnasium.Env, got {type(env).__name__}")
+    for cls in wrappers_for(env):
+        env = cls(env)
+    return env
 
 
 def make_env(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
@@ -39,7 +99,9 @@ def make_env(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
     return gym.make(env_id, **kwargs)
 
 
-def env_fn(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> Callable[[], gym.Env[Any, Any]]:
+def env_fn(
+    env_id: str, env_kwargs: Mapping[str, Any] | None = None
+) -> Callable[[], gym.Env[Any, Any]]:
     """A picklable zero-argument factory of ``env_id`` (for ``SubprocVecEnv([env_fn(...)] * n)``)."""
     _check_id(env_id)
     return functools.partial(make_env, env_id, **dict(env_kwargs or {}))
@@ -68,8 +130,10 @@ def make_vec_env(
     if vec_env not in ("subproc", "dummy"):
         raise ValueError(f"make_vec_env: vec_env must be 'subproc' or 'dummy', got {vec_env!r}")
     if vec_env == "subproc" and start_method not in multiprocessing.get_all_start_methods():
-        raise ValueError(f"make_vec_env: start_method must be one of "
-                         f"{multiprocessing.get_all_start_methods()}, got {start_method!r}")
+        raise ValueError(
+            f"make_vec_env: start_method must be one of "
+            f"{multiprocessing.get_all_start_methods()}, got {start_method!r}"
+        )
     _check_id(env_id)
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv

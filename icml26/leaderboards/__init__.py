@@ -11,7 +11,8 @@
 Modules: :mod:`~icml26.leaderboards.bundle` (schema, content hash),
 :mod:`~icml26.leaderboards.validate` (rules, field-named errors),
 :mod:`~icml26.leaderboards.store` (SQL store, statuses, tokens),
-:mod:`~icml26.leaderboards.verify` (held-out seeds, re-run),
+:mod:`~icml26.leaderboards.verify` (held-out seeds, re-run, states),
+:mod:`~icml26.leaderboards.sandbox` (the worker the submitted agent runs in),
 :mod:`~icml26.leaderboards.ranking` (IQM, intervals, ties, probability of improvement,
 performance profiles), :mod:`~icml26.leaderboards.figures`, :mod:`~icml26.leaderboards.site`,
 :mod:`~icml26.leaderboards.server`, :mod:`~icml26.leaderboards.cli` (``icml26 leaderboard``).
@@ -20,8 +21,7 @@ See docs/leaderboard.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _EXPORTS = {
     "make_bundle": "bundle",
@@ -36,7 +36,9 @@ _EXPORTS = {
     "Entry": "store",
     "STATUSES": "store",
     "verify_entry": "verify",
+    "verify_pending": "verify",
     "heldout_seeds": "verify",
+    "Limits": "sandbox",
     "rank_task": "ranking",
     "rank_all": "ranking",
     "cross_task": "ranking",
@@ -45,11 +47,5 @@ _EXPORTS = {
     "serve": "server",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    # lazy, so that `import icml26.leaderboards` pulls in neither SQLAlchemy nor FastAPI
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"icml26.leaderboards.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'icml26.leaderboards' has no attribute {name!r}")
+# lazy, so that `import icml26.leaderboards` pulls in neither SQLAlchemy nor FastAPI
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

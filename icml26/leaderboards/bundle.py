@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import importlib
-import importlib.metadata
 import json
 import os
 import re
@@ -35,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from icml26._paths import atomic_write
 from icml26.protocol import TrialResult, config_hash, jsonable
 
 __all__ = [
@@ -72,21 +71,9 @@ def agent_source(entry_point: str) -> dict[str, str | None]:
     """Where a verifier gets the agent's code: a pip requirement (``dist==version``) when the
     module belongs to an installed distribution, otherwise the local directory to put on
     ``sys.path``. Returns ``{"requirement": ..., "path": ...}`` with exactly one set."""
-    module = entry_point.partition(":")[0]
-    top = module.split(".")[0]
-    dists = importlib.metadata.packages_distributions().get(top, [])
-    if dists:
-        dist = dists[0]
-        return {"requirement": f"{dist}=={importlib.metadata.version(dist)}", "path": None}
-    mod = importlib.import_module(top)
-    origin = getattr(mod, "__file__", None)
-    if origin is None:
-        raise ValueError(f"cannot locate the code of agent entry point {entry_point!r}; "
-                         "give a pip requirement or a local path explicitly")
-    p = Path(origin).resolve()
-    # package/__init__.py -> the directory holding the package; module.py -> its directory
-    root = p.parent.parent if p.name == "__init__.py" else p.parent
-    return {"requirement": None, "path": str(root)}
+    from icml26._entry_points import code_location
+
+    return code_location(entry_point)
 
 
 def _agent_entry_point(agent_name: str) -> str:
@@ -167,31 +154,27 @@ def bundles_from_results(results: Iterable[TrialResult], **meta: Any) -> list[di
 
 def write_bundle(bundle: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``bundle`` as indented JSON, atomically (temp file + rename)."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(bundle, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False)
-                   + "\n", encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    text = json.dumps(bundle, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "agent"
 
 
-def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str]) -> list[Path]:
+def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str], **meta: Any) -> list[Path]:
     """Write one bundle per agent configuration: to ``out`` when there is one, otherwise to
     ``<stem>.<agent>[-<config hash>]<suffix>`` next to it. Configurations with FAILED trials are
     skipped with a message. Prints each path and warns when a task's seeds are not its
-    leaderboard seeds (such a bundle would be rejected)."""
+    leaderboard seeds (such a bundle would be rejected). ``meta`` goes to :func:`make_bundle`
+    (``requirement=``, ``path=``, ``name=``...)."""
     from icml26 import benchmarks
 
     groups: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
     for r in results:
         groups[(r.agent_name, config_hash(r.agent_kwargs))].append(r)
     out = Path(out)
-    names = defaultdict(int)
+    names: dict[str, int] = defaultdict(int)
     for name, _ in groups:
         names[name] += 1
     written = []
@@ -214,7 +197,7 @@ def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str]) -
                 print(f"warning: {tid} was run on seeds {sorted(seeds)}, not its leaderboard seeds "
                       f"{list(task.seeds)}; the leaderboard will reject this bundle "
                       f"(run with --seeds {','.join(map(str, task.seeds))})", file=sys.stderr)
-        written.append(write_bundle(make_bundle(rs), path))
+        written.append(write_bundle(make_bundle(rs, **meta), path))
         print(f"submission bundle: {path}", file=sys.stderr)
     return written
 

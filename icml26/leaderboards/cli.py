@@ -3,7 +3,7 @@
     icml26 run --task tutorial/point-reach --agent point-pd --out pd.json   # writes a bundle
     icml26 leaderboard submit pd.json                          # into the local store
     icml26 leaderboard submit pd.json --server https://lb.example.org --token $TOKEN
-    icml26 leaderboard verify 3            # or --pending: re-run on held-out seeds
+    icml26 leaderboard verify 3            # or --pending: re-run on held-out seeds, sandboxed
     icml26 leaderboard show [--task tutorial/point-reach] [--entry 3] [--json]
     icml26 leaderboard render --out site/  # static site, opens from disk
     icml26 leaderboard serve --port 8026   # pages + JSON API + POST /api/submissions
@@ -21,6 +21,8 @@ import json
 import os
 import sys
 from typing import Any
+
+from icml26._cli_util import parse_kwargs, print_rows
 
 __all__ = ["add_parser"]
 
@@ -90,25 +92,39 @@ def _submit_remote(args: argparse.Namespace, raw: bytes) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """Exit status: 0 when every entry verified, 1 when any was REJECTED or FAILED, 2 for a
+    usage problem (unknown or non-PENDING entry, sandbox unavailable). Goes on past failures."""
+    from icml26.leaderboards.sandbox import Limits, SandboxUnavailable, docker_command
     from icml26.leaderboards.verify import VerificationError, verify_entry
 
     st = _store(args)
     ids = list(args.ids)
     if args.pending:
-        ids += [e.id for e in st.entries(status="PENDING")]
+        ids += [e.id for e in st.entries(status="PENDING") if e.id not in ids]
     if not ids:
         print("icml26 leaderboard verify: give entry ids or --pending (no pending entries)", file=sys.stderr)
         return 2 if not args.pending else 0
+    limits = None
+    if args.memory_mb is not None or args.trial_timeout is not None:
+        limits = Limits(**{k: v for k, v in (("memory_mb", args.memory_mb), ("wall_s", args.trial_timeout))
+                           if v is not None})
+    if args.sandbox == "docker":
+        try:
+            docker_command(args.image, limits or Limits(), name="check")
+        except SandboxUnavailable as err:
+            print(f"icml26 leaderboard verify: {err}", file=sys.stderr)
+            return 2
     worst = 0
     for i in ids:
         try:
-            e = verify_entry(st, i, executor=args.executor, workers=args.workers, install=args.install,
-                             force=args.force)
+            e = verify_entry(st, i, install=args.install, force=args.force, sandbox=args.sandbox,
+                             image=args.image, limits=limits, trial_timeout=args.trial_timeout,
+                             max_attempts=args.max_attempts)
         except (VerificationError, KeyError) as err:
             print(f"#{i}: {err.args[0] if err.args else err}", file=sys.stderr)
             worst = max(worst, 2)
             continue
-        print(f"#{e.id} {e.name} on {e.task_key}: {e.status}: {e.reason}")
+        print(f"#{e.id} {e.name} on {e.task_key}: {e.status}: {e.reason}", flush=True)
         if e.status != "VERIFIED":
             worst = max(worst, 1)
     return worst
@@ -119,10 +135,10 @@ def _fmt(x: float) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from icml26.cli import _print_rows
     from icml26.leaderboards.ranking import rank_all
 
     st = _store(args)
+    _with_reference(st, args)
     if args.entry is not None:
         e = st.entry(args.entry)
         if args.json:
@@ -158,7 +174,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                               f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]",
                               "leader" if i == 0 else ("tied" if row.tied else ""),
                               "-" if p is None else f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]", str(row.n)])
-            _print_rows([["   "] + x for x in table])
+            print_rows([["   "] + x for x in table])
         if r.closed:
             print("  REJECTED / FAILED")
             for e in r.closed:
@@ -167,10 +183,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_reference(st: Any, args: argparse.Namespace) -> None:
+    """Load the shipped reference entries (icml26/leaderboards/reference/) into the store:
+    ``--reference yes``, or ``auto`` with the default store (no --store, no $ICML26_LEADERBOARD)."""
+    mode = getattr(args, "reference", "no")
+    if mode == "no" or (mode == "auto" and (args.store or os.environ.get("ICML26_LEADERBOARD"))):
+        return
+    from icml26.leaderboards.reference import load_into
+
+    ids = load_into(st)
+    if ids:
+        print(f"loaded {len(ids)} reference entries (VERIFIED by re-run; --reference no to leave them out)",
+              file=sys.stderr)
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from icml26.leaderboards.site import render_site
 
-    out = render_site(_store(args), args.out, reps=args.reps, title=args.title)
+    st = _store(args)
+    _with_reference(st, args)
+    out = render_site(st, args.out, reps=args.reps, title=args.title)
     print(f"wrote {out / 'index.html'}")
     return 0
 
@@ -206,21 +238,18 @@ def cmd_token(args: argparse.Namespace) -> int:
         st.revoke_token(args.name)
         print(f"revoked {args.name!r}")
     else:
-        from icml26.cli import _print_rows
-
         rows = [["name", "created", "revoked"]]
         rows += [[t["name"], t["created_at"], t["revoked_at"] or "-"] for t in st.tokens()]
-        _print_rows(rows)
+        print_rows(rows)
     return 0
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     from icml26.benchmarks.store import ResultsStore
-    from icml26.cli import _parse_kwargs
     from icml26.leaderboards.bundle import make_bundle, write_bundle
     from icml26.protocol import config_hash
 
-    kwargs = _parse_kwargs(args.agent_kwargs)
+    kwargs = parse_kwargs(args.agent_kwargs)
     results = [r for r in ResultsStore(args.results).results(agent_name=args.agent)
                if config_hash(r.agent_kwargs) == config_hash(kwargs)
                and (not args.task or r.task_id in args.task)]
@@ -262,9 +291,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--pending", action="store_true", help="verify every PENDING entry")
     p.add_argument("--force", action="store_true", help="verify again entries that are not PENDING")
     p.add_argument("--install", action="store_true",
-                   help="pip install the agent's requirement when its module is missing")
-    p.add_argument("--executor", default="local", help="local (default), process or ray")
-    p.add_argument("--workers", type=int, default=1)
+                   help="pip install the agent's requirement (wheels only) when its module is missing")
+    p.add_argument("--sandbox", choices=["process", "docker"], default="process",
+                   help="where the agent runs: a limited worker process (default) or a container "
+                   "(docker/podman, --network none, read-only root); see docs/leaderboard.md")
+    p.add_argument("--image", default="icml26-gym:latest", help="container image for --sandbox docker")
+    p.add_argument("--trial-timeout", type=float, default=None,
+                   help="wall-clock limit of one held-out trial in seconds (default: the task's)")
+    p.add_argument("--memory-mb", type=int, default=None, help="worker memory limit (default 4096)")
+    p.add_argument("--max-attempts", type=int, default=2,
+                   help="attempts before an entry whose worker dies or breaks a limit is FAILED "
+                   "(default 2; an agent that raises fails at once)")
     store_opt(p)
     p.set_defaults(func=cmd_verify)
 
@@ -273,6 +310,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--entry", type=int, help="show one entry's provenance and history")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--reference", choices=["auto", "yes", "no"], default="auto",
+                   help="add the shipped reference entries (the suite's own runs, verified by re-run) "
+                        "to the store first; auto (default): only for the default store")
     store_opt(p)
     p.set_defaults(func=cmd_show)
 
@@ -280,6 +320,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", required=True, help="output directory (new, empty or a previous render)")
     p.add_argument("--title", default="icml26-gym leaderboard")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--reference", choices=["auto", "yes", "no"], default="auto",
+                   help="add the shipped reference entries (the suite's own runs, verified by re-run) "
+                        "to the store first; auto (default): only for the default store")
     store_opt(p)
     p.set_defaults(func=cmd_render)
 

@@ -1,4 +1,4 @@
-"""Ranking with honest statistics (rliable, via :mod:`icml26.stats`).
+"""Ranking with honest statistics (:mod:`icml26.stats`, rliable's IQM and profiles).
 
 Per task version: each entry's primary metric is summarized by its IQM across the task's
 leaderboard seeds with a stratified-bootstrap 95% interval; entries are ordered by IQM (best
@@ -18,6 +18,7 @@ both with stratified-bootstrap 95% intervals.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -106,12 +107,12 @@ def local_memo(kind: str, args: Any, compute: Callable[[], Any]) -> Any:
 
 def _iqm_ci(values: Sequence[float], reps: int, seed: int, memo: Memo) -> tuple[float, float, float]:
     vals = [float(v) for v in values]
-    return tuple(memo("iqm_ci", [vals, reps, seed], lambda: list(iqm_ci(vals, reps=reps, seed=seed))))
+    return tuple(memo("iqm_ci.v2", [vals, reps, seed], lambda: list(iqm_ci(vals, reps=reps, seed=seed))))
 
 
 def _poi(x: Sequence[float], y: Sequence[float], reps: int, seed: int, memo: Memo) -> tuple[float, float, float]:
     xs, ys = [float(v) for v in x], [float(v) for v in y]
-    return tuple(memo("poi", [xs, ys, reps, seed],
+    return tuple(memo("poi.v2", [xs, ys, reps, seed],
                       lambda: list(probability_of_improvement(xs, ys, reps=reps, seed=seed))))
 
 
@@ -168,8 +169,8 @@ def rank_task(entries: Iterable[Entry], task: Task | None = None, reps: int = 20
     out = TaskRanking(first.task_key, first.task_id, first.task_version, task, primary, direction)
     out.verified = _rank([e for e in entries if e.status == "VERIFIED"], primary, direction, names,
                          reps, seed, memo)
-    out.unverified = _rank([e for e in entries if e.status == "PENDING"], primary, direction, names,
-                           reps, seed, memo)
+    out.unverified = _rank([e for e in entries if e.status in ("PENDING", "RUNNING")], primary,
+                           direction, names, reps, seed, memo)
     out.closed = [e for e in entries if e.status in ("REJECTED", "FAILED")]
     return out
 
@@ -268,9 +269,7 @@ def _profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
 
 
 def _cross_stats(scores: dict[str, np.ndarray], taus: np.ndarray, reps: int, seed: int) -> dict[str, Any]:
-    from rliable import metrics as rmetrics
-
-    point, ci = interval_estimates(scores, lambda s: np.array([rmetrics.aggregate_iqm(s)]), reps=reps, seed=seed)
+    point, ci = interval_estimates(scores, lambda s: np.array([iqm(s.ravel())]), reps=reps, seed=seed)
     profiles, pcis = interval_estimates(scores, lambda s: _profile(s, taus), reps=reps, seed=seed)
     return {k: {"iqm": float(point[k][0]), "low": float(ci[k][0, 0]), "high": float(ci[k][1, 0]),
                 "profile": profiles[k].tolist(), "profile_ci": pcis[k].tolist()} for k in scores}
@@ -312,8 +311,8 @@ def cross_task(rankings: Sequence[TaskRanking], reps: int = 2000, seed: int = 0,
             allv = np.concatenate([a.normalized.ravel() for a in agents])
             taus = np.linspace(min(0.0, float(allv.min())), max(1.0, float(allv.max())), n_taus)
             scores = {a.label: a.normalized for a in agents}
-            st = memo("cross_task", [{k: v.tolist() for k, v in scores.items()}, taus.tolist(), reps, seed],
-                      lambda s=scores, t=taus: _cross_stats(s, t, reps, seed))
+            st = memo("cross_task.v2", [{k: v.tolist() for k, v in scores.items()}, taus.tolist(), reps, seed],
+                      functools.partial(_cross_stats, scores, taus, reps, seed))
             profiles, pcis = {}, {}
             for a in agents:
                 s_ = st[a.label]

@@ -14,6 +14,13 @@ API:
   per-token rate limit; 422 with ``{"errors": [{"field", "message"}]}`` for an invalid bundle;
   409 for a duplicate.
 
+Robustness: a bad query (``?task=x@vbad``) is a 400 and an id beyond any entry a 404, never a
+500; a number no float can hold (``-10**400``) is a 422 naming its field; when the database is
+locked by a writer, a request waits at most ``lock_timeout`` seconds (default 5) and then gets a
+503 with ``Retry-After``; on a read-only store every page and GET still works (the statistics
+memo is kept in memory when the store refuses the write). The task and agent registries are
+filled before the app serves its first request.
+
 Every response carries a strict Content-Security-Policy (scripts and styles from this origin
 only); every user-supplied string in a page is HTML-escaped by the templates.
 """
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
+import math
 import mimetypes
 import os
 import shutil
@@ -31,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -102,6 +112,56 @@ class SiteCache:
         shutil.rmtree(self._figures, ignore_errors=True)
 
 
+_MAX_ID = 2**63 - 1  # SQL BIGINT: an id beyond it cannot exist
+
+
+def _check_task_query(task: str | None) -> None:
+    """``id`` or ``id@vN`` with N a non-negative integer; anything else is a 400."""
+    if task is None or "@v" not in task:
+        return
+    _, _, ver = task.rpartition("@v")
+    if not ver.isascii() or not ver.isdigit() or int(ver) > _MAX_ID:
+        raise HTTPException(400, f"task must be '<family>/<name>' or '<family>/<name>@v<N>' with N a "
+                            f"non-negative integer, got {task[:200]!r}")
+
+
+def _overflowing_numbers(body: bytes) -> list[str]:
+    """The fields of a JSON body holding an integer literal too large for a float."""
+    import json
+
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return []
+    found: list[str] = []
+
+    def walk(x: Any, path: str) -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+        elif isinstance(x, int) and not isinstance(x, bool):
+            try:
+                float(x)
+            except OverflowError:
+                found.append(path or "bundle")
+
+    walk(doc, "")
+    return found
+
+
+def _db_trouble(exc: BaseException) -> str:
+    """What a database error means for the client, in words."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    if "locked" in text or "busy" in text:
+        return "the database is locked by another writer"
+    if "readonly" in text or "read-only" in text:
+        return "the database is read-only (submissions are closed; pages and GETs work)"
+    return f"the database is unavailable ({type(getattr(exc, 'orig', exc)).__name__})"
+
+
 def _bearer(header: str | None) -> str | None:
     if not header:
         return None
@@ -117,17 +177,32 @@ def create_app(
     reps: int = 2000,
     seed: int = 0,
     title: str = "icml26-gym leaderboard",
+    lock_timeout: float = 5.0,
+    retry_after: int = 5,
 ) -> Any:
     """The ASGI app for ``store``: pages, JSON API and authenticated submissions.
 
     ``max_body``: request body limit in bytes (413 beyond); ``rate_limit``: ``(n, seconds)``
-    submissions per token (429 beyond).
+    submissions per token (429 beyond); ``lock_timeout``: seconds a request waits for a SQLite
+    lock before it gets a 503 with ``Retry-After: retry_after``.
     """
-    from icml26.leaderboards.ranking import rank_all
+    from icml26 import agents, benchmarks
+    from icml26.leaderboards.ranking import local_memo, rank_all
 
+    if not (isinstance(lock_timeout, (int, float)) and math.isfinite(lock_timeout) and lock_timeout >= 0):
+        raise ValueError(f"lock_timeout must be a number of seconds >= 0, got {lock_timeout!r}")
+    # Fill the registries now: validating a bundle needs all of them, and a cold registry
+    # filled by racing request threads must never be seen half-filled.
+    benchmarks.list_tasks()
+    agents.all_specs()
     st = open_leaderboard(store)
+    _short_lock_wait(st, lock_timeout)
+    # The server's view of the store: same database, but a statistics memo that tolerates a
+    # store that refuses writes (read-only file, locked database): GETs never fail on it.
+    view = copy.copy(st)
+    view.memo = _tolerant_memo(st, local_memo)  # type: ignore[method-assign]
     limiter = RateLimiter(*rate_limit)
-    site = SiteCache(st, reps=reps, seed=seed, title=title)
+    site = SiteCache(view, reps=reps, seed=seed, title=title)
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
         yield
@@ -150,6 +225,11 @@ def create_app(
         headers = extra.pop("headers", None)
         return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
+    @app.exception_handler(sa.exc.OperationalError)
+    async def database_unavailable(request: Request, exc: sa.exc.OperationalError) -> JSONResponse:
+        why = _db_trouble(exc)
+        return error(503, f"{why}; retry in {retry_after} s", headers={"Retry-After": str(retry_after)})
+
     # ------------------------------------------------------------------ API
     @app.get("/api/health")
     def health() -> dict[str, Any]:
@@ -158,7 +238,7 @@ def create_app(
     @app.get("/api/tasks")
     def api_tasks() -> list[dict[str, Any]]:
         out = []
-        for r in rank_all(st, reps=reps, seed=seed):
+        for r in rank_all(view, reps=reps, seed=seed):
             lead = r.leader
             out.append({"task_key": r.task_key, "task_id": r.task_id, "task_version": r.task_version,
                         "primary_metric": r.primary_metric, "direction": r.direction,
@@ -169,7 +249,8 @@ def create_app(
 
     @app.get("/api/tasks/{task:path}")
     def api_task(task: str) -> dict[str, Any]:
-        rankings = [r for r in rank_all(st, reps=reps, seed=seed) if task in (r.task_key, r.task_id)]
+        _check_task_query(task)
+        rankings = [r for r in rank_all(view, reps=reps, seed=seed) if task in (r.task_key, r.task_id)]
         if not rankings:
             raise HTTPException(404, f"no entries for task {task!r}")
         return max(rankings, key=lambda r: r.task_version).to_dict()
@@ -178,10 +259,13 @@ def create_app(
     def api_entries(task: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
         if status is not None and status not in STATUSES:
             raise HTTPException(422, f"status must be one of {list(STATUSES)}, got {status!r}")
+        _check_task_query(task)
         return [e.public_dict() for e in st.entries(task=task, status=status, with_events=True)]
 
     @app.get("/api/entries/{entry_id}")
     def api_entry(entry_id: int) -> dict[str, Any]:
+        if not 0 <= entry_id <= _MAX_ID:
+            raise HTTPException(404, f"no entry #{entry_id}")
         try:
             return st.entry(entry_id).public_dict()
         except KeyError:
@@ -226,6 +310,11 @@ def create_app(
         except SubmissionInvalid as e:
             status = {"duplicate": 409, "too_large": 413}.get(e.kind, 422)
             return JSONResponse(e.to_dict(), status_code=status)
+        except OverflowError:
+            fields = _overflowing_numbers(bytes(body)) or ["bundle"]
+            return JSONResponse({"error": "submission rejected", "kind": "invalid", "errors": [
+                {"field": f, "message": "integer too large for a float (every number must be finite)"}
+                for f in fields]}, status_code=422)
         return JSONResponse(receipt.to_dict(), status_code=201)
 
     # ------------------------------------------------------------------ pages
@@ -245,6 +334,44 @@ def create_app(
         return FileResponse(target, media_type=media)
 
     return app
+
+
+def _short_lock_wait(st: LeaderboardStore, seconds: float) -> None:
+    """Make the server's SQLite connections wait at most ``seconds`` for a lock (the store's
+    default is 60 s): a locked database then answers 503 quickly instead of hanging."""
+    engine = st.engine
+    if engine.dialect.name != "sqlite":
+        return
+    ms = int(seconds * 1000)
+
+    @sa.event.listens_for(engine, "connect")
+    def _busy_timeout(dbapi_conn: Any, _: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {ms}")
+        cur.close()
+
+    engine.dispose()  # pooled connections were opened with the long timeout
+
+
+def _tolerant_memo(st: LeaderboardStore, fallback: Any) -> Any:
+    """``st.memo``, except that a store that cannot be written (or read) for the memo falls
+    back to an in-process memo: statistics are the same numbers, only not shared."""
+
+    def memo(kind: str, args: Any, compute: Any) -> Any:
+        box: list[Any] = []
+
+        def once() -> Any:
+            box.append(compute())
+            return box[0]
+
+        try:
+            return st.memo(kind, args, once)
+        except sa.exc.DBAPIError:
+            if box:
+                return box[0]
+            return fallback(kind, args, compute)
+
+    return memo
 
 
 def serve(

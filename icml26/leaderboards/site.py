@@ -17,6 +17,7 @@ The server (:mod:`icml26.leaderboards.server`) serves exactly these files.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -102,6 +103,8 @@ def _cached_figure(cache: str | os.PathLike[str] | None, stem: Path, inputs: Any
                          .encode()).hexdigest()[:24]
     cached = Path(cache) / key
     if not (cached / f"{stem.name}.svg").is_file():
+        # not _paths.atomic_write: that replaces an existing folder, which a concurrent renderer
+        # may be copying from; here the first complete drawing wins and later ones are dropped
         tmp = Path(cache) / f"{key}.tmp{os.getpid()}-{threading.get_ident()}"
         draw(tmp / stem.name)
         try:
@@ -165,13 +168,13 @@ def render_site(
         if r.verified or r.unverified:
             stem = f"task-{task_slug(key)}"
             _cached_figure(figure_cache, out / "figures" / stem, _task_figure_inputs(r),
-                           lambda path, r=r: task_figure(r, path))
+                           functools.partial(task_figure, r))
             figure_of[key] = stem
         else:
             figure_of[key] = None
     for v in views:
         _cached_figure(figure_cache, out / "figures" / f"profile-{v.slug}", v.to_dict(),
-                       lambda path, v=v: profile_figure(v, path))
+                       functools.partial(profile_figure, v))
 
     # overview
     task_rows = []

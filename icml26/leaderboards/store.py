@@ -12,16 +12,25 @@ store exactly one.
 Statuses (CARLA-leaderboard style):
 
 * ``PENDING``  -- validated and stored, not yet re-run; shown apart from the ranking.
+* ``RUNNING``  -- a verifier claimed it and is re-running it (the event says which attempt and
+  when it started); shown with the PENDING entries.
 * ``VERIFIED`` -- the re-run on held-out seeds agreed with the submitted primary metric within
   the task's tolerance; ranked.
 * ``REJECTED`` -- the re-run completed but disagreed beyond the tolerance.
-* ``FAILED``   -- the re-run could not be completed (agent not importable, trials crashed).
+* ``FAILED``   -- the re-run could not be completed (entry point refused, agent not importable,
+  a trial crashed, the worker died, broke a limit or sent a malformed action).
 
 Each status change is an event with its reason; the entry keeps the latest reason.
+
+The held-out secret is NOT kept here (a table is something submitted code might reach): it is
+``$ICML26_LEADERBOARD_SECRET`` or a 0600 file (``$ICML26_LEADERBOARD_SECRET_FILE``, else one
+file per store under the organizer's config directory, :func:`default_secret_file`). A secret
+left in the settings table by an older version moves to that file on first use.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -30,10 +39,13 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from icml26._paths import atomic_write
+from icml26._schema import Migration, migrate
 from icml26.benchmarks.store import open_engine, store_url
 from icml26.leaderboards.bundle import canonical_json
 from icml26.leaderboards.validate import (
@@ -45,12 +57,29 @@ from icml26.leaderboards.validate import (
 from icml26.protocol import TrialResult, config_hash
 
 __all__ = ["EntryStatus", "STATUSES", "Entry", "Receipt", "LeaderboardStore", "open_leaderboard",
-           "DEFAULT_LEADERBOARD", "SECRET_ENV"]
+           "DEFAULT_LEADERBOARD", "SECRET_ENV", "SECRET_FILE_ENV", "default_secret_file"]
 
-EntryStatus = Literal["PENDING", "VERIFIED", "REJECTED", "FAILED"]
-STATUSES: tuple[str, ...] = ("PENDING", "VERIFIED", "REJECTED", "FAILED")
+EntryStatus = Literal["PENDING", "RUNNING", "VERIFIED", "REJECTED", "FAILED"]
+STATUSES: tuple[str, ...] = ("PENDING", "RUNNING", "VERIFIED", "REJECTED", "FAILED")
 DEFAULT_LEADERBOARD = "results/leaderboard.db"
 SECRET_ENV = "ICML26_LEADERBOARD_SECRET"
+SECRET_FILE_ENV = "ICML26_LEADERBOARD_SECRET_FILE"
+
+
+def config_dir() -> Path:
+    """``$ICML26_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/icml26``, else ``~/.config/icml26``."""
+    if os.environ.get("ICML26_CONFIG_DIR"):
+        return Path(os.environ["ICML26_CONFIG_DIR"])
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "icml26"
+
+
+def default_secret_file(url: str) -> Path:
+    """Where the held-out secret of the store at ``url`` lives when neither the environment
+    variable nor an explicit file is given: one 0600 file per store (keyed by the SHA-256 of
+    its URL) under :func:`config_dir`."""
+    key = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
+    return config_dir() / "leaderboard-secrets" / f"{key}.key"
 _TOKEN_NAME_RE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 
 _md = sa.MetaData()
@@ -217,11 +246,22 @@ def entry_fingerprint(vb: ValidatedBundle, task_key: str) -> str:
 class LeaderboardStore:
     """Submissions and entries in a SQL database (SQLite path or any SQLAlchemy URL)."""
 
-    def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, location: str | os.PathLike[str] | None = None,
+                 secret_file: str | os.PathLike[str] | None = None) -> None:
         loc = location if location is not None else os.environ.get("ICML26_LEADERBOARD", DEFAULT_LEADERBOARD)
         self.url = store_url(loc)
+        self._secret_file = None if secret_file is None else Path(secret_file)
         self.engine = open_engine(self.url, _md, foreign_keys=True, threads=True)
+        self.schema_version = migrate(self.engine, "leaderboard", self._migrations())
         self._memo: dict[str, Any] = {}
+
+    def _migrations(self) -> list[Migration]:
+        """This store's schema history (see :mod:`icml26._schema`); append, never edit."""
+        return [
+            Migration(1, "the first release's tables (created from the definitions above)", lambda conn: None),
+            Migration(2, "the held-out secret leaves the settings table for the 0600 secret file",
+                      self._move_secret_out),
+        ]
 
     def __repr__(self) -> str:
         return f"LeaderboardStore({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -255,7 +295,7 @@ class LeaderboardStore:
                     packages_json=json.dumps(b["packages"], sort_keys=True),
                     git_commit=b["git_commit"], created_at=b["created_at"], submitted_at=now,
                     submitter=submitter, bundle_json=canonical_json(b).decode("utf-8"),
-                )).inserted_primary_key[0]
+                )).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
                 ids = []
                 for key, trials in vb.trials.items():
                     task = vb.tasks[key]
@@ -265,7 +305,7 @@ class LeaderboardStore:
                         reason="validated; waiting for verification on held-out seeds",
                         updated_at=now,
                         results_json=json.dumps([t.to_dict() for t in trials], sort_keys=True),
-                    )).inserted_primary_key[0]
+                    )).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
                     conn.execute(sa.insert(events_table).values(
                         entry_id=eid, at=now, status="PENDING", actor=submitter,
                         reason=f"submitted ({vb.raw_size} bytes, {vb.content_hash[:19]}...)"))
@@ -321,7 +361,7 @@ class LeaderboardStore:
         return [self._entry(r, events.get(int(r["id"]), [])) for r in rows]
 
     @staticmethod
-    def _entry(r: Mapping[str, Any], events: list[dict[str, Any]]) -> Entry:
+    def _entry(r: Mapping[Any, Any], events: list[dict[str, Any]]) -> Entry:
         return Entry(
             id=int(r["id"]), submission_id=int(r["submission_id"]), task_id=r["task_id"],
             task_version=int(r["task_version"]), status=r["status"], reason=r["reason"],
@@ -350,9 +390,13 @@ class LeaderboardStore:
 
     def set_status(self, entry_id: int, status: str, reason: str, actor: str = "verify",
                    verification: Mapping[str, Any] | None = None,
-                   verification_trials: list[TrialResult] | None = None) -> None:
+                   verification_trials: list[TrialResult] | None = None,
+                   expected: tuple[str, ...] | None = None) -> bool:
         """Change an entry's status (with its reason and, after a re-run, the verification
-        summary and trials) and record the event, in one transaction."""
+        summary and trials) and record the event, in one transaction.
+
+        With ``expected``, only when the entry's current status is one of them (a verifier
+        claiming a PENDING entry as RUNNING); returns whether it changed."""
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}; expected one of {list(STATUSES)}")
         now = _now()
@@ -361,13 +405,19 @@ class LeaderboardStore:
             values["verification_json"] = json.dumps(verification, sort_keys=True, allow_nan=False)
         if verification_trials is not None:
             values["verification_trials_json"] = json.dumps([t.to_dict() for t in verification_trials])
+        where = [entries_table.c.id == int(entry_id)]
+        if expected is not None:
+            where.append(entries_table.c.status.in_(list(expected)))
         with self.engine.begin() as conn:
-            n = conn.execute(sa.update(entries_table).where(entries_table.c.id == int(entry_id))
-                             .values(**values)).rowcount
+            n = conn.execute(sa.update(entries_table).where(*where).values(**values)).rowcount
             if n != 1:
+                if expected is not None and conn.execute(sa.select(entries_table.c.id).where(
+                        entries_table.c.id == int(entry_id))).first() is not None:
+                    return False
                 raise KeyError(f"no leaderboard entry #{entry_id}")
             conn.execute(sa.insert(events_table).values(entry_id=int(entry_id), at=now, status=status,
                                                         reason=reason, actor=actor))
+        return True
 
     def verification_trials(self, entry_id: int) -> list[TrialResult]:
         """The re-run trials of an entry (private: they carry the held-out seeds)."""
@@ -465,38 +515,123 @@ class LeaderboardStore:
             raise KeyError(f"no token named {name!r}")
 
     # ------------------------------------------------------------------ secret
+    @property
+    def secret_file(self) -> Path:
+        """The file holding this store's held-out secret (see the module docstring)."""
+        if self._secret_file is not None:
+            return self._secret_file
+        env = os.environ.get(SECRET_FILE_ENV)
+        return Path(env) if env else default_secret_file(self.url)
+
+    def _write_secret_file(self, secret: bytes, exclusive: bool) -> None:
+        path = self.secret_file
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if exclusive:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secret.hex() + "\n")
+            return
+
+        def write(tmp: Path) -> None:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                f.write(secret.hex() + "\n")
+
+        atomic_write(path, write)
+
+    def _read_secret_file(self) -> bytes | None:
+        path = self.secret_file
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        if st.st_mode & 0o077:
+            raise PermissionError(f"the held-out secret file {path} is readable by other users "
+                                  f"(mode {st.st_mode & 0o777:o}); run `chmod 600 {path}`")
+        text = path.read_text().strip()
+        try:
+            return bytes.fromhex(text)
+        except ValueError:
+            raise ValueError(f"the held-out secret file {path} does not hold hex digits") from None
+
+    def _stored_secret_row(self) -> str | None:
+        s = settings_table
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(s.c.value).where(s.c.key == "heldout_secret")).first()
+        return None if row is None else str(row[0])
+
+    def _move_secret_out(self, conn: sa.Connection) -> bool:
+        """Move a secret kept in the settings table by an older version into the secret file
+        (created if absent) and delete the row; False (row kept) when the file holds another
+        secret or cannot be read, which :meth:`heldout_secret` then refuses."""
+        s = settings_table
+        row = conn.execute(sa.select(s.c.value).where(s.c.key == "heldout_secret")).first()
+        if row is None:
+            return True
+        old = bytes.fromhex(str(row[0]))
+        try:
+            current = self._read_secret_file()
+            if current is None:
+                with contextlib.suppress(FileExistsError):
+                    self._write_secret_file(old, exclusive=True)
+                current = self._read_secret_file()
+        except (OSError, ValueError):  # e.g. a group-readable file: heldout_secret() says so
+            return False
+        if current != old:
+            return False
+        conn.execute(sa.delete(s).where(s.c.key == "heldout_secret"))
+        return True
+
+    def _migrate_secret(self) -> None:
+        """The secret-moving migration again, for a row written after the store was opened."""
+        if self._stored_secret_row() is None:
+            return
+        self._read_secret_file()  # a badly protected file: its own, clearer error
+        with self.engine.begin() as conn:
+            moved = self._move_secret_out(conn)
+        if not moved:
+            raise RuntimeError(f"this store's settings table holds a held-out secret that differs "
+                               f"from {self.secret_file}; keep the one its entries were verified with "
+                               "(delete the other) before verifying")
+
+    def private_paths(self) -> list[str]:
+        """Files a sandboxed agent must not read: this store's SQLite files, its secret file,
+        the default secrets directory, PostgreSQL's local socket directories."""
+        out = []
+        if self.engine.url.get_backend_name() == "sqlite" and self.engine.url.database not in (None, "", ":memory:"):
+            db = os.path.abspath(self.engine.url.database)
+            out += [db + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+        out.append(str(self.secret_file.absolute()))
+        out.append(str((config_dir() / "leaderboard-secrets").absolute()))
+        out += ["/run/postgresql", "/var/run/postgresql"]
+        return [p for p in out if os.path.lexists(p)]
+
     def set_heldout_secret(self, secret: bytes) -> None:
-        """Replace the stored secret (e.g. one kept by the organizers elsewhere). Held-out seeds
-        change with it, so do it before verifying anything."""
+        """Replace the secret in this store's secret file (0600). Held-out seeds change with it,
+        so do it before verifying anything."""
         if len(secret) < 16:
             raise ValueError("a held-out secret needs at least 16 bytes")
-        s = settings_table
+        self._write_secret_file(bytes(secret), exclusive=False)
         with self.engine.begin() as conn:
-            conn.execute(sa.delete(s).where(s.c.key == "heldout_secret"))
-            conn.execute(sa.insert(s).values(key="heldout_secret", value=secret.hex()))
+            conn.execute(sa.delete(settings_table).where(settings_table.c.key == "heldout_secret"))
 
     def heldout_secret(self) -> bytes:
         """The server-side secret the held-out seeds are derived from.
 
-        ``$ICML26_LEADERBOARD_SECRET`` when set; otherwise a random 256-bit value created on
-        first use and kept in this store's settings table (never exported by pages or API).
+        ``$ICML26_LEADERBOARD_SECRET`` when set; otherwise the content of :attr:`secret_file`,
+        a random 256-bit value created (0600) on first use. Never in a table of the store
+        (an older store's secret moves to the file here), never exported by pages or API.
         """
         env = os.environ.get(SECRET_ENV)
         if env:
             return env.encode("utf-8")
-        s = settings_table
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(s.c.value).where(s.c.key == "heldout_secret")).first()
-        if row is None:
-            try:
-                with self.engine.begin() as conn:
-                    conn.execute(sa.insert(s).values(key="heldout_secret", value=secrets.token_hex(32)))
-            except sa.exc.IntegrityError:
-                pass  # created concurrently
-            with self.engine.connect() as conn:
-                row = conn.execute(sa.select(s.c.value).where(s.c.key == "heldout_secret")).first()
-        assert row is not None
-        return bytes.fromhex(row[0])
+        self._migrate_secret()
+        secret = self._read_secret_file()
+        if secret is None:
+            with contextlib.suppress(FileExistsError):   # created concurrently: read theirs
+                self._write_secret_file(secrets.token_bytes(32), exclusive=True)
+            secret = self._read_secret_file()
+        assert secret is not None
+        return secret
 
 
 def open_leaderboard(store: LeaderboardStore | str | os.PathLike[str] | None) -> LeaderboardStore:

@@ -66,7 +66,8 @@ _OPTIONAL_TOP = ("description", "authors", "url")
 _AGENT_FIELDS = ("name", "entry_point", "kwargs", "version", "requirement", "path")
 _TRIAL_REQUIRED = ("task_id", "task_version", "agent_name", "agent_version", "seed", "status",
                    "metrics", "scores", "agent_kwargs")
-_TRIAL_OPTIONAL = ("wall_time_s", "packages", "git_commit", "traceback", "started_at", "extra")
+_TRIAL_OPTIONAL = ("wall_time_s", "packages", "git_commit", "traceback", "started_at", "extra",
+                   "task_hash")
 
 
 @dataclass(frozen=True)
@@ -306,6 +307,13 @@ def _check_agent(errs: _Errors, agent: Any) -> None:
                          f"({registered.entry_point!r})")
             if registered is None and ":" in name and name != ep:
                 errs.add("agent.entry_point", f"{ep!r} differs from the agent name {name!r}")
+    if isinstance(ep, str) and _ENTRY_POINT_RE.fullmatch(ep):
+        from icml26.leaderboards.sandbox import entry_point_problem
+
+        req = agent.get("requirement")
+        problem = entry_point_problem(ep, req if isinstance(req, str) else None)
+        if problem:
+            errs.add("agent.entry_point", problem)
     if "kwargs" in agent:
         _object(errs, "agent.kwargs", agent["kwargs"])
     if "version" in agent:
@@ -366,18 +374,45 @@ def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: d
     if not _object(errs, path, r):
         return None
     _fields(errs, path, r, _TRIAL_REQUIRED, _TRIAL_OPTIONAL)
-    agent = bundle.get("agent") if isinstance(bundle.get("agent"), dict) else {}
+    task = _check_trial_task(errs, path, r, bundle, tasks)
+    agent = bundle.get("agent")
+    _check_trial_agent(errs, path, r, agent if isinstance(agent, dict) else {})
+    if "seed" in r:
+        _int(errs, f"{path}.seed", r["seed"])
+    if "task_hash" in r and _str(errs, f"{path}.task_hash", r["task_hash"], 64) and r["task_hash"]:
+        want = getattr(task, "definition_hash", None)
+        if task is not None and want is not None and r["task_hash"] != want:
+            errs.add(f"{path}.task_hash", f"{_short(r['task_hash'])}: the trial ran a different definition "
+                     f"of {task.key} than this leaderboard's ({want}); re-run it with this version")
+    if "status" in r and r["status"] != "FINISHED":
+        errs.add(f"{path}.status", f"{_short(r['status'])}; only FINISHED trials can be submitted")
+    if "metrics" in r and _object(errs, f"{path}.metrics", r["metrics"]) and task is not None:
+        _check_metrics(errs, f"{path}.metrics", r["metrics"], task)
+    if "scores" in r:
+        _check_scores(errs, f"{path}.scores", r["scores"])
+    _check_trial_record(errs, path, r)
+    return task
+
+
+def _check_trial_task(errs: _Errors, path: str, r: dict[str, Any], bundle: dict[str, Any],
+                      tasks: dict[str, Task]) -> Task | None:
+    """``task_id`` and ``task_version`` agree with the bundle's ``tasks``; the trial's task."""
     task: Task | None = None
+    listed_tasks = bundle.get("tasks")
     tid = r.get("task_id")
     if "task_id" in r and _str(errs, f"{path}.task_id", tid, LIMITS["string"], empty=False):
-        if isinstance(bundle.get("tasks"), dict) and tid not in bundle["tasks"]:
+        if isinstance(listed_tasks, dict) and tid not in listed_tasks:
             errs.add(f"{path}.task_id", f"{tid!r} is not listed in 'tasks'")
-        task = tasks.get(tid)
+        task = tasks.get(tid) if isinstance(tid, str) else None  # _str passed: it is a str
     if "task_version" in r and _int(errs, f"{path}.task_version", r["task_version"]):
-        listed = (bundle["tasks"].get(tid) if isinstance(bundle.get("tasks"), dict)
-                  and isinstance(tid, str) else None)
+        listed = listed_tasks.get(tid) if isinstance(listed_tasks, dict) and isinstance(tid, str) else None
         if isinstance(listed, int) and r["task_version"] != listed:
             errs.add(f"{path}.task_version", f"{r['task_version']} but 'tasks' says version {listed}")
+    return task
+
+
+def _check_trial_agent(errs: _Errors, path: str, r: dict[str, Any], agent: dict[str, Any]) -> None:
+    """The trial's agent name, version and kwargs are the bundle's ``agent``'s."""
     for key, akey in (("agent_name", "name"), ("agent_version", "version")):
         if key in r and _str(errs, f"{path}.{key}", r[key], LIMITS["agent_name"], empty=False):
             if akey in agent and r[key] != agent[akey]:
@@ -385,36 +420,40 @@ def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: d
     if "agent_kwargs" in r and _object(errs, f"{path}.agent_kwargs", r["agent_kwargs"]):
         if isinstance(agent.get("kwargs"), dict) and r["agent_kwargs"] != agent["kwargs"]:
             errs.add(f"{path}.agent_kwargs", "differs from agent.kwargs (a bundle holds one agent configuration)")
-    if "seed" in r:
-        _int(errs, f"{path}.seed", r["seed"])
-    if "status" in r and r["status"] != "FINISHED":
-        errs.add(f"{path}.status", f"{_short(r['status'])}; only FINISHED trials can be submitted")
-    if "metrics" in r and _object(errs, f"{path}.metrics", r["metrics"]) and task is not None:
-        metrics = r["metrics"]
-        for m in task.metrics:
-            mp = f"{path}.metrics.{m.name}"
-            if m.name not in metrics:
-                errs.add(mp, f"required metric of task {task.id!r} is missing")
-                continue
-            x = _number(errs, mp, metrics[m.name])
-            if x is not None and not m.in_range(x):
-                errs.add(mp, f"{x!r} is outside the metric's documented range [{m.lower}, {m.upper}]")
-        for k in metrics:
-            if k not in {m.name for m in task.metrics}:
-                errs.add(f"{path}.metrics.{k}", f"not a metric of task {task.id!r} "
-                         f"(its metrics: {[m.name for m in task.metrics]})")
-    if "scores" in r:
-        sc = r["scores"]
-        if not isinstance(sc, list):
-            errs.add(f"{path}.scores", f"expected an array of numbers, got {_type_name(sc)}")
-        elif len(sc) > LIMITS["scores"]:
-            errs.add(f"{path}.scores", f"{len(sc)} values, more than the limit of {LIMITS['scores']}")
-        else:
-            n_before = len(errs)
-            for j, v in enumerate(sc):
-                _number(errs, f"{path}.scores[{j}]", v)
-                if len(errs) - n_before >= 3:  # enough to say what is wrong
-                    break
+
+
+def _check_metrics(errs: _Errors, path: str, metrics: dict[str, Any], task: Task) -> None:
+    """Every metric of ``task`` present, finite and in its documented range; no others."""
+    for m in task.metrics:
+        mp = f"{path}.{m.name}"
+        if m.name not in metrics:
+            errs.add(mp, f"required metric of task {task.id!r} is missing")
+            continue
+        x = _number(errs, mp, metrics[m.name])
+        if x is not None and not m.in_range(x):
+            errs.add(mp, f"{x!r} is outside the metric's documented range [{m.lower}, {m.upper}]")
+    for k in metrics:
+        if k not in {m.name for m in task.metrics}:
+            errs.add(f"{path}.{k}", f"not a metric of task {task.id!r} "
+                     f"(its metrics: {[m.name for m in task.metrics]})")
+
+
+def _check_scores(errs: _Errors, path: str, sc: Any) -> None:
+    """An array of finite numbers within the size limit (at most 3 bad values reported)."""
+    if not isinstance(sc, list):
+        errs.add(path, f"expected an array of numbers, got {_type_name(sc)}")
+    elif len(sc) > LIMITS["scores"]:
+        errs.add(path, f"{len(sc)} values, more than the limit of {LIMITS['scores']}")
+    else:
+        n_before = len(errs)
+        for j, v in enumerate(sc):
+            _number(errs, f"{path}[{j}]", v)
+            if len(errs) - n_before >= 3:  # enough to say what is wrong
+                break
+
+
+def _check_trial_record(errs: _Errors, path: str, r: dict[str, Any]) -> None:
+    """The trial's bookkeeping: wall time, packages, commit, traceback, start time, extra."""
     if "wall_time_s" in r:
         x = _number(errs, f"{path}.wall_time_s", r["wall_time_s"])
         if x is not None and x < 0:
@@ -430,7 +469,6 @@ def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: d
         _timestamp(errs, f"{path}.started_at", r["started_at"])
     if "extra" in r:
         _object(errs, f"{path}.extra", r["extra"])
-    return task
 
 
 def _check_seeds(errs: _Errors, results: list[Any], tasks: dict[str, Task]) -> None:
@@ -464,6 +502,39 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
     problem found (``kind="too_large"`` when the size limit alone stopped the check).
     """
     errs = _Errors()
+    b, size = _load(raw, errs)
+    _check_schema(errs, b)
+    _check_description(errs, b)
+    if "agent" in b:
+        _check_agent(errs, b["agent"])
+    tasks = _check_tasks(errs, b["tasks"]) if "tasks" in b else {}
+    trials_ok = _check_results(errs, b["results"], b, tasks) if "results" in b else False
+    if "packages" in b:
+        _string_map(errs, "packages", b["packages"], LIMITS["packages"])
+    if "git_commit" in b:
+        _opt_str(errs, "git_commit", b["git_commit"], 80, pattern=_COMMIT_RE,
+                 pattern_text="a hex commit id, optionally with '+dirty'")
+    if "created_at" in b:
+        _timestamp(errs, "created_at", b["created_at"])
+    computed = content_hash(b)
+    if "content_hash" in b:
+        _check_content_hash(errs, b["content_hash"], computed)
+    if errs:
+        raise SubmissionInvalid(errs)
+    assert trials_ok
+    grouped: dict[str, list[TrialResult]] = {}
+    for r in b["results"]:
+        t = tasks[r["task_id"]]
+        grouped.setdefault(t.key, []).append(TrialResult.from_dict(r))
+    return ValidatedBundle(
+        bundle=b, content_hash=computed, tasks={t.key: t for t in tasks.values()},
+        trials={k: sorted(v, key=lambda r: r.seed) for k, v in grouped.items()}, raw_size=size,
+    )
+
+
+def _load(raw: bytes | str | Mapping[str, Any], errs: _Errors) -> tuple[dict[str, Any], int]:
+    """The parsed bundle and its size in bytes; raises when it is not a sane JSON object
+    (too large, not JSON, too deep, bad strings): nothing else can be checked then."""
     if isinstance(raw, Mapping):
         try:
             text = json.dumps(raw, allow_nan=False)
@@ -480,7 +551,12 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
     _walk_strings_and_depth(b, "", errs)
     if errs:
         raise SubmissionInvalid(errs)
+    return b, size
 
+
+def _check_schema(errs: _Errors, b: dict[str, Any]) -> None:
+    """The top-level fields and this leaderboard's schema; raises for another schema (its
+    other fields mean something else, so checking them would only mislead)."""
     _fields(errs, "", b, _REQUIRED_TOP, _OPTIONAL_TOP)
     if "schema" in b and b["schema"] != SCHEMA:
         errs.add("schema", f"expected {SCHEMA!r}, got {_short(b['schema'])}")
@@ -488,8 +564,11 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
         errs.add("schema_version", f"this leaderboard reads version {SCHEMA_VERSION}, got "
                  f"{_short(b['schema_version'])}")
     if any(e.field in ("schema", "schema_version") and "missing" not in e.message for e in errs):
-        raise SubmissionInvalid(errs)  # another schema: the other fields mean something else
+        raise SubmissionInvalid(errs)
 
+
+def _check_description(errs: _Errors, b: dict[str, Any]) -> None:
+    """The entry's name, description, authors and link."""
     if "name" in b:
         _str(errs, "name", b["name"], LIMITS["name"], empty=False, pattern=_NAME_RE,
              pattern_text="letters, digits, spaces and . + - _ ( ) / # @ : , (starting with a "
@@ -503,47 +582,28 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
     if "url" in b and _str(errs, "url", b["url"], LIMITS["url"]):
         if b["url"] and not re.fullmatch(r"https?://[^\s<>\"'`]+", b["url"]):
             errs.add("url", f"{_short(b['url'])} is not an http(s) URL")
-    if "agent" in b:
-        _check_agent(errs, b["agent"])
-    tasks = _check_tasks(errs, b["tasks"]) if "tasks" in b else {}
-    trials_ok = False
-    if "results" in b:
-        res = b["results"]
-        if not isinstance(res, list):
-            errs.add("results", f"expected an array of trial results, got {_type_name(res)}")
-        elif not res:
-            errs.add("results", "must hold at least one trial result")
-        elif len(res) > LIMITS["results"]:
-            errs.add("results", f"{len(res)} trials, more than the limit of {LIMITS['results']}")
-        else:
-            n_before = len(errs)
-            for i, r in enumerate(res):
-                _check_trial(errs, i, r, b, tasks)
-            _check_seeds(errs, res, tasks)
-            trials_ok = len(errs) == n_before
-    if "packages" in b:
-        _string_map(errs, "packages", b["packages"], LIMITS["packages"])
-    if "git_commit" in b:
-        _opt_str(errs, "git_commit", b["git_commit"], 80, pattern=_COMMIT_RE,
-                 pattern_text="a hex commit id, optionally with '+dirty'")
-    if "created_at" in b:
-        _timestamp(errs, "created_at", b["created_at"])
-    computed = content_hash(b)
-    if "content_hash" in b:
-        h = b["content_hash"]
-        if not isinstance(h, str) or not _HASH_RE.match(h):
-            errs.add("content_hash", f"expected '{HASH_PREFIX}' and 64 hex digits, got {_short(h)}")
-        elif h != computed:
-            errs.add("content_hash", "does not match the bundle's content (the SHA-256 of its "
-                     "canonical JSON without content_hash): the file was altered after it was written")
-    if errs:
-        raise SubmissionInvalid(errs)
-    assert trials_ok
-    grouped: dict[str, list[TrialResult]] = {}
-    for r in b["results"]:
-        t = tasks[r["task_id"]]
-        grouped.setdefault(t.key, []).append(TrialResult.from_dict(r))
-    return ValidatedBundle(
-        bundle=b, content_hash=computed, tasks={t.key: t for t in tasks.values()},
-        trials={k: sorted(v, key=lambda r: r.seed) for k, v in grouped.items()}, raw_size=size,
-    )
+
+
+def _check_results(errs: _Errors, res: Any, b: dict[str, Any], tasks: dict[str, Task]) -> bool:
+    """Every trial and the seeds per task; True when they raised no error."""
+    if not isinstance(res, list):
+        errs.add("results", f"expected an array of trial results, got {_type_name(res)}")
+    elif not res:
+        errs.add("results", "must hold at least one trial result")
+    elif len(res) > LIMITS["results"]:
+        errs.add("results", f"{len(res)} trials, more than the limit of {LIMITS['results']}")
+    else:
+        n_before = len(errs)
+        for i, r in enumerate(res):
+            _check_trial(errs, i, r, b, tasks)
+        _check_seeds(errs, res, tasks)
+        return len(errs) == n_before
+    return False
+
+
+def _check_content_hash(errs: _Errors, h: Any, computed: str) -> None:
+    if not isinstance(h, str) or not _HASH_RE.match(h):
+        errs.add("content_hash", f"expected '{HASH_PREFIX}' and 64 hex digits, got {_short(h)}")
+    elif h != computed:
+        errs.add("content_hash", "does not match the bundle's content (the SHA-256 of its "
+                 "canonical JSON without content_hash): the file was altered after it was written")

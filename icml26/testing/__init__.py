@@ -41,8 +41,8 @@ def _make(source: EnvSource, kwargs: Mapping[str, Any] | None = None) -> gym.Env
 
 def assert_same(a: Any, b: Any, where: str = "value") -> None:
     """Exact structural equality for observations, rewards and infos (arrays, dicts, tuples)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{where}: keys differ {set(a) ^ set(b)}"
+    if isinstance(a, Mapping):  # dicts and read-only mappings (e.g. a Boltzmann env's lazy data set)
+        assert isinstance(b, Mapping) and set(a) == set(b), f"{where}: keys differ {set(a) ^ set(b)}"
         for k in a:
             assert_same(a[k], b[k], f"{where}[{k!r}]")
     elif isinstance(a, (list, tuple)):

@@ -133,3 +133,37 @@ def test_alanine_env_pickles_without_its_openmm_context() -> None:
     a, b = env.step(x[::-1].copy()), clone.step(x[::-1].copy())
     assert np.array_equal(a[0]["energies"], b[0]["energies"]) and np.array_equal(a[4]["forces"], b[4]["forces"])
     env.close()
+
+
+@pytest.mark.parametrize("env_id", ["icml26/BoltzmannAlanineDipeptide-v0", "icml26/BoltzmannLJ13-v0"])
+def test_make_reset_and_step_never_generate_md_or_mcmc_data(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """First use is fast: the MD / MCMC pools are generated only when the data set is read."""
+    from icml26.envs.boltzmann import datasets
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("reference data were generated")
+
+    monkeypatch.setattr(datasets, "cached_arrays", refuse)
+    monkeypatch.setattr("icml26.envs.boltzmann.targets.cached_arrays", refuse)
+    import icml26.envs.boltzmann.md as md
+
+    monkeypatch.setattr(md, "cached_arrays", refuse)
+    env = gym.make(env_id, dataset_size=16, energy_budget=8, batch_size=4).unwrapped
+    obs, info = env.reset(seed=0)
+    assert not info["dataset"].loaded and set(info["dataset"]) == {"x", "energy"}
+    start = env.target.minimum_structure() if "Alanine" in env_id else None
+    x = np.zeros((2, env.target.dim), np.float32) if start is None else np.tile(start, (2, 1)).astype(np.float32)
+    if start is None:
+        x += np.random.default_rng(0).normal(0, 1.0, x.shape).astype(np.float32)
+    obs, *_ = env.step(x)
+    assert obs["valid"].sum() == 2
+    with pytest.raises(AssertionError, match="generated"):
+        info["dataset"]["x"]  # reading the data set is what generates it
+
+
+def test_lazy_dataset_equals_an_eager_draw() -> None:
+    env = _env()
+    _, info = env.reset(seed=5)
+    lazy = info["dataset"]
+    eager = env.target.dataset(50, kind="unbiased", split="train", seed=lazy._args[4])
+    assert np.array_equal(lazy["x"], eager.x) and np.array_equal(lazy["energy"], eager.energy) and lazy.loaded

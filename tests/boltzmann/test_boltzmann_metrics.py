@@ -90,3 +90,23 @@ def test_ramachandran_kl_hand_worked() -> None:
     assert ramachandran_kl((phi, psi), model) == pytest.approx(0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(2), abs=1e-6)
     # angles are taken modulo 2 pi: -pi + 0.1 and pi + 0.1 fall in the same bin
     assert ramachandran_kl((np.array([-math.pi + 0.1]), np.array([0.2])), (np.array([math.pi + 0.1]), np.array([0.2]))) < 1e-8
+
+
+def test_ramachandran_kl_floor_is_what_two_samples_of_one_distribution_score() -> None:
+    from icml26.envs.boltzmann.metrics import ramachandran_kl, ramachandran_kl_floor
+
+    rng = np.random.default_rng(0)
+
+    def draw(n: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        return rng.normal(-1.2 + shift, 0.4, n), rng.normal(2.5, 0.4, n)
+
+    ref = draw(20_000)
+    floor = ramachandran_kl_floor(ref, 5_000)
+    same = ramachandran_kl(ref, draw(5_000))
+    shifted = ramachandran_kl(ref, draw(5_000, shift=0.5))
+    assert floor > 0.05  # finite samples never score 0 with 100 x 100 bins
+    assert abs(same - floor) < 0.25 * floor  # an exact sampler scores about the floor
+    assert shifted > 2 * floor  # a wrong one clearly exceeds it
+    assert ramachandran_kl_floor(ref, 5_000, bins=36) < 0.5 * floor  # coarser bins: a lower floor
+    with pytest.raises(ValueError, match="at least 4"):
+        ramachandran_kl_floor((np.zeros(2), np.zeros(2)), 1)

@@ -141,7 +141,8 @@ def test_native_vector_env_matches_single_worlds() -> None:
 
 
 def test_vector_env_autoresets_same_step() -> None:
-    vec = gym.make_vec("icml26/ScenePilot-v0", num_envs=2, scenario=5, phi="ttc")
+    vec = gym.make_vec("icml26/ScenePilot-v0", num_envs=2, scenario=5, phi="ttc", autoreset_mode="SameStep")
+    assert vec.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
     vec.reset(seed=0)
     for _ in range(400):
         obs, r, term, trunc, info = vec.step(np.ones((2, 1)))

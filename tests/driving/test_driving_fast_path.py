@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import icml26  # noqa: F401
+from icml26.envs.driving.constants import TABLES
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.scalar import boxes_overlap_one, project_one, route_point_one, sigma_one
 from icml26.envs.driving.scenarios import LAYOUTS
 from icml26.envs.driving.sim import (
-    _TABLES,
     KinematicWorld,
     boxes_overlap,
     project_on_route,
@@ -24,7 +24,7 @@ from icml26.envs.driving.sim import (
 )
 
 STATE = ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay", "pass_end", "pass_obst", "lat_target", "sigma_prev",
-         "ego_s", "ego_lat", "ego_head", "last_ego_control", "_vehicle_front")
+         "ego_s", "ego_lat", "ego_head", "last_ego_control", "vehicle_front")
 EXACT = ("frozen", "t", "passing", "lane_prev", "scn", "kind")
 
 
@@ -34,8 +34,8 @@ def _assert_same_world(fast: KinematicWorld, ref: KinematicWorld, where: str) ->
     for k in EXACT:
         np.testing.assert_array_equal(getattr(fast, k), getattr(ref, k), err_msg=f"{where} {k}")
     np.testing.assert_allclose(fast.feat_prev, ref.feat_prev, rtol=1e-6, atol=1e-7, err_msg=f"{where} feat")
-    for k in ref._m:
-        np.testing.assert_allclose(fast._m[k], ref._m[k], rtol=1e-12, atol=1e-12, err_msg=f"{where} metric {k}")
+    for k in ref.metrics:
+        np.testing.assert_allclose(fast.metrics[k], ref.metrics[k], rtol=1e-12, atol=1e-12, err_msg=f"{where} metric {k}")
 
 
 def _run_pair(scenario: int, planner: str, action: str, feas: str, seed: int, steps: int = 300) -> int:
@@ -77,7 +77,7 @@ def test_scalar_helpers_equal_the_vector_helpers() -> None:
     assert 20 < vec.sum() < 380
     assert [boxes_overlap_one(*row) for row in b.tolist()] == vec.tolist()
     for sc in (2, 6, 7):  # routes with an arc
-        prims = _TABLES["prims"][sc]
+        prims = TABLES["prims"][sc]
         q = rng.uniform([-5, -30], [120, 60], size=(200, 2))
         ref = project_on_route(prims[None], q[None, :, 0], q[None, :, 1])
         one = np.array([project_one(prims.tolist(), x, y) for x, y in q.tolist()])

@@ -4,7 +4,13 @@ each, 401 / 413 / 429 / 422 / 409, the JSON API, pages with escaping and a stric
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from leaderboard_helpers import running_server, valid_bundle, variant
+from leaderboard_helpers import rehash, running_server, valid_bundle, variant
 
 from icml26.leaderboards.server import create_app
 from icml26.leaderboards.store import LeaderboardStore
@@ -158,3 +164,139 @@ def test_leaderboard_api_and_pages(served: Any) -> None:
     assert c.get("/assets/sort.js").headers["content-type"].startswith("text/javascript")
     for bad in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/.icml26-leaderboard-site", "/nope.html"):
         assert c.get(bad).status_code == 404, bad
+
+
+# ----------------------------------------------------------------------------- robustness
+def _bundle_with_number(base: dict[str, Any], literal: str) -> bytes:
+    """``base`` serialized with its first trial's ``return`` replaced by a raw JSON literal."""
+    b = copy.deepcopy(base)
+    b["results"][0]["metrics"]["return"] = "__NUMBER__"
+    return json.dumps(b).replace('"__NUMBER__"', literal).encode()
+
+
+def test_huge_integer_literal_is_a_422_naming_the_field(served: Any) -> None:
+    url, store, tokens = served
+    before = store.dump()
+    body = _bundle_with_number(variant(valid_bundle("point-pd"), 900), "-1" + "0" * 400)  # -10**400
+    r = httpx.post(f"{url}/api/submissions", content=body, headers=_auth(tokens["bob"]), timeout=60)
+    assert r.status_code == 422, r.text
+    fields = [e["field"] for e in r.json()["errors"]]
+    assert "results[0].metrics.return" in fields, r.json()
+    assert store.dump() == before
+
+
+def test_bad_queries_are_4xx_not_500(served: Any) -> None:
+    url, _, _ = served
+    c = httpx.Client(base_url=url, timeout=60)
+    for path, code in [("/api/entries?task=x@vbad", 400), ("/api/entries?task=tutorial/point-reach@v-1", 400),
+                       ("/api/tasks/tutorial/point-reach@vbad", 400),
+                       ("/api/entries/99999999999999999999999", 404), ("/api/entries/-5", 404),
+                       ("/api/entries/9223372036854775807", 404)]:
+        r = c.get(path)
+        assert r.status_code == code, (path, r.status_code, r.text)
+    assert c.get("/api/entries?task=tutorial/point-reach@v0").status_code == 200
+
+
+def _store_with_verified_entry(path: Path) -> tuple[LeaderboardStore, str]:
+    store = LeaderboardStore(path)
+    token = store.create_token("alice")
+    receipt = store.submit(json.dumps(variant(valid_bundle("point-pd"), 950)), "alice")
+    store.set_status(receipt.entry_ids[0], "VERIFIED", "test: marked verified by hand")
+    return store, token
+
+
+def test_locked_database_is_a_quick_503_with_retry_after(tmp_path: Path) -> None:
+    store, token = _store_with_verified_entry(tmp_path / "lb.db")
+    blocker = sqlite3.connect(tmp_path / "lb.db", timeout=0, isolation_level=None)
+    with running_server(create_app(store, reps=50, lock_timeout=1.0, retry_after=7)) as url:
+        blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        try:
+            body = json.dumps(variant(valid_bundle("point-pd"), 951))
+            t0 = time.monotonic()
+            r = httpx.post(f"{url}/api/submissions", content=body, headers=_auth(token), timeout=60)
+            took = time.monotonic() - t0
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "7" and "locked" in r.json()["error"]
+            assert took < 15, took  # 1 s lock wait, not the store's 60 s
+            # reading goes on meanwhile (the statistics memo cannot be written: kept in memory)
+            assert httpx.get(f"{url}/api/tasks", timeout=60).status_code == 200
+            assert httpx.get(f"{url}/index.html", timeout=60).status_code == 200
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        r = httpx.post(f"{url}/api/submissions", content=body, headers=_auth(token), timeout=60)
+        assert r.status_code == 201, r.text
+
+
+def test_read_only_store_serves_every_get(tmp_path: Path) -> None:
+    store, token = _store_with_verified_entry(tmp_path / "lb.db")
+    eid = store.entries()[0].id
+    store.close()
+    ro = LeaderboardStore(f"sqlite:///file:{tmp_path / 'lb.db'}?mode=ro&uri=true")
+    with running_server(create_app(ro, reps=50)) as url:
+        c = httpx.Client(base_url=url, timeout=60)
+        tasks = c.get("/api/tasks")
+        assert tasks.status_code == 200
+        row = next(t for t in tasks.json() if t["task_id"] == "tutorial/point-reach")
+        assert row["n_verified"] == 1 and row["leader"]["entry_id"] == eid
+        for path in ("/api/tasks/tutorial/point-reach", "/api/entries", f"/api/entries/{eid}",
+                     "/index.html", f"/entries/{eid}.html", "/tasks/tutorial.point-reach.v0.html"):
+            assert c.get(path).status_code == 200, path
+        r = c.post("/api/submissions", content=json.dumps(variant(valid_bundle("point-pd"), 952)),
+                   headers=_auth(token))
+        assert r.status_code == 503 and "read-only" in r.json()["error"] and r.headers["retry-after"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_cold_server_stores_every_valid_concurrent_submission_once(tmp_path: Path) -> None:
+    """16 submissions at once to a server process started seconds ago (registries cold before
+    it started): every valid bundle is stored exactly once; the one that claims a registered
+    agent name with a foreign entry point is refused."""
+    db = tmp_path / "cold.db"
+    store = LeaderboardStore(db)
+    token = store.create_token("alice")
+    base = valid_bundle("point-pd")
+    bodies = [json.dumps(variant(base, 1000 + i, f"cold {i}")).encode() for i in range(15)]
+    foreign = variant(base, 2000, "impostor")
+    foreign["agent"]["entry_point"] = "mypkg.agents:Impostor"
+    bodies.append(json.dumps(rehash(foreign)).encode())
+    port = _free_port()
+    code = f"from icml26.leaderboards.server import serve; serve({str(db)!r}, port={port})"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"{url}/api/health", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+
+        async def fire() -> list[httpx.Response]:
+            limits = httpx.Limits(max_connections=16, max_keepalive_connections=0)
+            async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+                return await asyncio.gather(*(client.post("/api/submissions", content=b, headers=_auth(token))
+                                              for b in bodies))
+
+        responses = asyncio.run(fire())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    codes = [r.status_code for r in responses]
+    assert codes[:15] == [201] * 15, [r.text for r in responses if r.status_code != 201][:2]
+    assert codes[15] == 422
+    assert any(e["field"] == "agent.entry_point" and "registered agent" in e["message"]
+               for e in responses[15].json()["errors"]), responses[15].json()
+    entries = store.entries()
+    assert len(entries) == 15 and len({e.content_hash for e in entries}) == 15
+    assert sorted(e.name for e in entries) == sorted(f"cold {i}" for i in range(15))

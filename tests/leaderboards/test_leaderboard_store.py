@@ -148,7 +148,7 @@ def _two_task_bundle(monkeypatch: pytest.MonkeyPatch) -> dict:
     template = b["results"][0]
     for s in extra.seeds:
         b["results"].append({**template, "task_id": extra.id, "seed": s, "metrics": {"score": 0.5 + s / 10},
-                             "scores": []})
+                             "scores": [], "task_hash": getattr(extra, "definition_hash", "")})
     return rehash(b)
 
 

@@ -7,7 +7,6 @@ import copy
 import hashlib
 import hmac
 import json
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -50,18 +49,52 @@ def test_leaderboard_heldout_seeds_from_secret() -> None:
         heldout_seeds(task, b"")
 
 
-def test_leaderboard_secret_kept_in_store_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_secret_kept_outside_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
     s1 = LeaderboardStore(tmp_path / "lb.db").heldout_secret()
     assert len(s1) == 32 and s1 == LeaderboardStore(tmp_path / "lb.db").heldout_secret()
     assert LeaderboardStore(tmp_path / "other.db").heldout_secret() != s1
     store = LeaderboardStore(tmp_path / "lb.db")
+    # in a 0600 file, not in any table of the store
+    f = store.secret_file
+    assert f.read_text().strip() == s1.hex() and (f.stat().st_mode & 0o777) == 0o600
+    assert s1.hex() not in json.dumps(store.dump(), default=str)
     store.set_heldout_secret(b"0123456789abcdef-organizers")
     assert store.heldout_secret() == b"0123456789abcdef-organizers"
+    assert (f.stat().st_mode & 0o777) == 0o600
     with pytest.raises(ValueError, match="16 bytes"):
         store.set_heldout_secret(b"short")
+    f.chmod(0o644)
+    with pytest.raises(PermissionError, match="chmod 600"):
+        store.heldout_secret()
+    f.chmod(0o600)
+    explicit = LeaderboardStore(tmp_path / "lb.db", secret_file=tmp_path / "organizer.key")
+    assert explicit.heldout_secret() != store.heldout_secret()
     monkeypatch.setenv(SECRET_ENV, "from-the-environment")
     assert LeaderboardStore(tmp_path / "lb.db").heldout_secret() == b"from-the-environment"
+
+
+def test_leaderboard_secret_migrates_out_of_old_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store written by the previous version kept its secret in the settings table: the
+    first use moves it to the file (same seeds as before) and deletes the row."""
+    import sqlalchemy as sa
+
+    from icml26.leaderboards.store import settings_table
+
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    store = LeaderboardStore(tmp_path / "old.db")
+    old = bytes(range(32))
+    with store.engine.begin() as conn:
+        conn.execute(sa.insert(settings_table).values(key="heldout_secret", value=old.hex()))
+    assert not store.secret_file.exists()
+    assert store.heldout_secret() == old
+    assert store.secret_file.read_text().strip() == old.hex()
+    assert store.dump()["icml26_lb_settings"] == []
+    # a differing row and file: refuse rather than silently change the held-out seeds
+    with store.engine.begin() as conn:
+        conn.execute(sa.insert(settings_table).values(key="heldout_secret", value=bytes(32).hex()))
+    with pytest.raises(RuntimeError, match="differs"):
+        store.heldout_secret()
 
 
 @pytest.mark.parametrize("submitted,rerun,tol,ok", [
@@ -105,7 +138,9 @@ def test_leaderboard_honest_entry_verified(store: LeaderboardStore) -> None:
     v = e.verification
     assert v["n_heldout_seeds"] == 5 and v["agrees"] is True
     assert abs(v["rerun"]["iqm"] - v["submitted"]["iqm"]) <= 0.1 * abs(v["submitted"]["iqm"])
-    assert [ev["status"] for ev in e.events] == ["PENDING", "VERIFIED"]
+    assert [ev["status"] for ev in e.events] == ["PENDING", "RUNNING", "VERIFIED"]
+    assert e.events[1]["reason"].startswith("attempt 1 of 2 started at ")
+    assert v["sandbox"] == "process" and v["attempts"] == 1
     # the re-run trials are kept privately, on the held-out seeds
     trials = store.verification_trials(eid)
     seeds = heldout_seeds(benchmarks.get_task(TASK_ID), store.heldout_secret())
@@ -116,7 +151,9 @@ def test_leaderboard_honest_entry_verified(store: LeaderboardStore) -> None:
     with pytest.raises(VerificationError, match="not PENDING"):
         verify_entry(store, eid, progress=False)
     e2 = verify_entry(store, eid, progress=False, force=True, reps=200)
-    assert e2.status == "VERIFIED" and len(e2.events) == 3
+    assert e2.status == "VERIFIED" and len(e2.events) == 5
+    # the re-run is the same computation as a local run: identical per-seed metrics
+    assert [t.metrics for t in store.verification_trials(eid)] == [t.metrics for t in trials]
 
 
 def test_leaderboard_inflated_claim_rejected(store: LeaderboardStore) -> None:
@@ -156,7 +193,10 @@ def test_leaderboard_crashing_agent_failed(store: LeaderboardStore) -> None:
     eid = store.submit(rehash(b)).entry_ids[0]
     e = verify_entry(store, eid, progress=False)
     assert e.status == "FAILED"
-    assert "re-run failed on 5 of 5" in e.reason and "CrashingAgent crashed on purpose" in e.reason
+    # the agent raised: FAILED at the first held-out seed, no second attempt
+    assert "re-run failed on held-out seed 1 of 5" in e.reason
+    assert "RuntimeError: CrashingAgent crashed on purpose" in e.reason
+    assert [ev["status"] for ev in e.events] == ["PENDING", "RUNNING", "FAILED"]
 
 
 def test_leaderboard_user_agent_from_local_path(store: LeaderboardStore, tmp_path: Path,
@@ -189,9 +229,27 @@ def test_leaderboard_user_agent_from_local_path(store: LeaderboardStore, tmp_pat
     assert bundle["agent"] == {"name": ep, "entry_point": ep, "kwargs": {"gain": 1.5}, "version": "7",
                                "requirement": None, "path": str(pkg)}
     eid = store.submit(bundle).entry_ids[0]
-    # the verifier starts without the module imported or on its path
+    # the verifier starts without the module imported or on its path, and never imports it
     monkeypatch.delitem(sys.modules, "lb_user_agent_mod")
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(pkg)])
-    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # verify extends it
     e = verify_entry(store, eid, progress=False, reps=200)
     assert e.status == "VERIFIED", e.reason
+    assert "lb_user_agent_mod" not in sys.modules and str(pkg) not in sys.path
+    assert [t.agent_version for t in store.verification_trials(eid)] == ["7"] * 5
+
+
+def test_leaderboard_sandboxed_trial_equals_local_trial() -> None:
+    """The verifier's re-run (env and scoring here, the agent in a worker) is the computation a
+    local run does: identical metrics and scores for the same seed."""
+    from icml26.benchmarks.runner import TrialSpec, execute_trial
+    from icml26.leaderboards.sandbox import Limits, run_sandboxed_trial
+
+    task = benchmarks.get_task(TASK_ID)
+    ep = "icml26.agents.tutorial.pd:PDController"
+    isolation: dict = {}
+    outcome, version = run_sandboxed_trial(task, ep, {"kp": 1.5}, 123456, isolation=isolation,
+                                           requirement="icml26-gym==0.1.0", limits=Limits(wall_s=120))
+    local = execute_trial(TrialSpec(task.id, task.version, ep, {"kp": 1.5}, 123456))
+    assert local.status == "FINISHED"
+    assert outcome.metrics == local.metrics and outcome.scores == local.scores
+    assert version == local.agent_version == "1" and isolation["sandbox"] == "process"

@@ -67,12 +67,25 @@ def test_word_problems_follow_their_story() -> None:
     assert seen == {"+", "-", "*"}
 
 
-@pytest.mark.parametrize("bad", ["abc", "6 4", "64x", "∞", "-46", "9" * 200, "6\n4", "٦٤", "0x40", "4.6"])
+@pytest.mark.parametrize("bad", ["abc", "6 4", "64x", "-46", "0x40", "4.6", ""])
 def test_malformed_answers_score_zero_without_raising(bad: str) -> None:
     env = _env()
     _force(env, "12+34=", "64", 46)
     _, r, term, _, info = env.step(bad)
     assert r == 0.0 and term and info["malformed"] is (not bad.strip().isdigit() or not bad.isascii())
+
+
+@pytest.mark.parametrize("bad, why", [("∞", "charset"), ("6\n4", "charset"), ("٦٤", "charset"),
+                                      ("9" * 200, "more than"), ("1" * 5000, "more than")])
+def test_answers_outside_the_text_space_are_refused_and_the_episode_stays_open(bad: str, why: str) -> None:
+    env = _env()
+    _force(env, "12+34=", "64", 46)
+    with pytest.raises(ValueError, match=f"LoopReasoning-v0: the answer .*{why}"):
+        env.step(bad)
+    _, r, term, _, _ = env.step("64")  # the rejected step changed nothing
+    assert r == 1.0 and term
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("64")
 
 
 def test_token_answers_and_bad_types() -> None:

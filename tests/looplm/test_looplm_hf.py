@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import gymnasium as gym
@@ -126,3 +128,86 @@ def test_load_hf_checkpoint_never_downloads(tmp_path) -> None:
     pytest.importorskip("transformers")
     with pytest.raises(FileNotFoundError, match="not a local checkpoint directory"):
         load_hf_checkpoint(tmp_path / "ByteDance/Ouro-1.4B")
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tiny_ouro"
+
+
+def _tiny_ouro_checkpoint(path: Path, loops: int = 3) -> None:
+    """A local looped checkpoint laid out like Ouro's: remote modelling code + ``auto_map`` +
+    ``total_ut_steps`` in config.json, safetensors weights, a tokenizer."""
+    transformers = pytest.importorskip("transformers")
+    import importlib.util
+    import sys
+
+    _tiny_hf_checkpoint(path)  # the character tokenizer (its GPT-2 weights are replaced below)
+    for f in ("config.json", "model.safetensors", "generation_config.json"):
+        (path / f).unlink(missing_ok=True)
+    for f in ("configuration_tiny_ouro.py", "modeling_tiny_ouro.py"):
+        shutil.copy(FIXTURE / f, path / f)
+    # build the model from the fixture's own source, as a package so its relative import works
+    pkg = "tiny_ouro_fixture"
+    spec = importlib.util.spec_from_file_location(pkg, path / "modeling_tiny_ouro.py",
+                                                  submodule_search_locations=[str(path)])
+    assert spec is not None and spec.loader is not None
+    init = importlib.util.module_from_spec(importlib.util.spec_from_loader(pkg, loader=None, is_package=True))
+    init.__path__ = [str(path)]  # type: ignore[attr-defined]
+    sys.modules[pkg] = init
+    try:
+        conf = importlib.import_module(f"{pkg}.configuration_tiny_ouro")
+        mod = importlib.import_module(f"{pkg}.modeling_tiny_ouro")
+        cfg = conf.TinyOuroConfig(vocab_size=CharTokenizer().vocab_size, total_ut_steps=loops,
+                                  eos_token_id=1, pad_token_id=0)
+        cfg.auto_map = {"AutoConfig": "configuration_tiny_ouro.TinyOuroConfig",
+                        "AutoModelForCausalLM": "modeling_tiny_ouro.TinyOuroForCausalLM"}
+        torch.manual_seed(0)
+        model = mod.TinyOuroForCausalLM(cfg)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.3 * torch.randn_like(p))
+        model.save_pretrained(path)
+    finally:
+        for name in [m for m in sys.modules if m == pkg or m.startswith(pkg + ".")]:
+            del sys.modules[name]
+    assert transformers is not None
+
+
+def test_local_looped_checkpoint_loads_like_ouro_and_trains_end_to_end(tmp_path) -> None:
+    """The real-model track end to end: a looped checkpoint with remote code (as Ouro ships) is
+    loaded from disk only, its loops are truncated through ``config.total_ut_steps``, and RLTT,
+    GRPO (with its PPO minibatches) and the evaluation run on it."""
+    _tiny_ouro_checkpoint(tmp_path, loops=3)
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        load_hf_checkpoint(tmp_path)  # remote code is never run unless asked for
+    model, tok = load_hf_checkpoint(tmp_path, trust_remote_code=True)
+    assert type(model).__name__ == "TinyOuroForCausalLM" and model.config.total_ut_steps == 3
+    pol = HFLoopedPolicy(model, tok)
+    assert pol.n_loops == 3 and not pol.native and not pol.has_exit_gate
+    ids, mask = pol.encode(["12+34=", "7+8="])
+    gen = pol.generate(ids, mask, 3, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    pl = pol.per_loop(ids, mask, gen)
+    assert pl.log_probs.shape == (2, gen.tokens.shape[1], 3) and model.config.total_ut_steps == 3
+    # loop t of the policy is the checkpoint run with t loops, recomputed here by hand
+    from icml26.agents.looplm.policy import completion_labels
+
+    full, attn, labels, span = completion_labels(ids, mask, gen.tokens, gen.mask)
+    pos = (attn.long().cumsum(-1) - 1).clamp(min=0)
+    for t in (1, 3):
+        model.config.total_ut_steps = t
+        with torch.no_grad():
+            lp = torch.log_softmax(model(input_ids=full, attention_mask=attn.long(), position_ids=pos).logits, -1)
+        model.config.total_ut_steps = 3
+        want = lp.gather(-1, labels.clamp(min=0)[..., None])[..., 0] * (labels >= 0)
+        torch.testing.assert_close(pl.log_probs[..., t - 1], want[:, span], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(pl.log_probs[..., 0], pl.log_probs[..., 2])  # the loops change the output
+    env = gym.make("icml26/LoopReasoning-v0")
+    src = problem_source(env)
+    src = type(src)(src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c]))
+    for algo, omega, mb in (("rltt", "progressive", 2), ("grpo", "uniform", 2), ("reinforce", "uniform", 1)):
+        before = [p.detach().clone() for p in model.parameters()]
+        s = LoopRLTrainer(pol, src, RLConfig(algo=algo, omega=omega, prompts_per_step=2, group_size=4,
+                                             minibatches=mb, max_new_tokens=3), seed=0).step()
+        assert np.isfinite(s["loss"]) and any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    test = gym.make("icml26/LoopReasoning-v0", split="test").unwrapped
+    ev = evaluate_policy(pol, test.sample_group(4, seed=0), lambda p: p.prompt, test.score, 3, k=2)
+    assert len(ev["per_loop_accuracy"]) == 3 and all(0.0 <= a <= 1.0 for a in ev["per_loop_accuracy"])

@@ -174,7 +174,14 @@ def test_rl_config_rejects_bad_settings() -> None:
     with pytest.raises(ValueError, match="omega"):
         RLConfig(omega="last")
     with pytest.raises(ValueError, match="one update per batch"):
-        RLConfig(algo="rltt", updates_per_batch=2)
+        RLConfig(algo="reinforce", updates_per_batch=2)
+    with pytest.raises(ValueError, match="one update per batch"):
+        RLConfig(algo="reinforce", minibatches=2, prompts_per_step=4)
+    with pytest.raises(ValueError, match="does not divide"):
+        RLConfig(algo="grpo", minibatches=3, prompts_per_step=4)
+    with pytest.raises(ValueError, match="clip_eps"):
+        RLConfig(clip_eps=0.0)
+    assert RLConfig(algo="rltt", updates_per_batch=2, minibatches=4).minibatches == 4
     with pytest.raises(ValueError, match=">= 2 completions"):
         RLConfig(group_size=1)
     assert RLConfig(algo="grpo", updates_per_batch=3).updates_per_batch == 3

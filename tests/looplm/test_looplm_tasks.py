@@ -93,4 +93,21 @@ def test_registered_agents_and_bad_kwargs() -> None:
         icml26.agents.make("looplm-grpo", learning_rate=1.0)
     with pytest.raises(ValueError, match="omega"):
         icml26.agents.make("looplm-rltt-uniform", omega="last")
-    assert {t.id for t in bm.list_tasks("looplm")} == {"looplm/addition-2d", "looplm/multiplication-2x1"}
+    assert {t.id for t in bm.list_tasks("looplm")} == {"looplm/addition-2d", "looplm/multiplication-2x1",
+                                                       "looplm/addition-2d-1block"}
+
+
+def test_a_task_warm_start_seed_gives_every_trial_seed_one_checkpoint() -> None:
+    """With ``warm_start_seed`` in the budget (the depth tasks) trials of different seeds share the
+    warm start, and the budget's PPO minibatches reach GRPO (its clip statistics appear)."""
+    t = dataclasses.replace(bm.get_task("looplm/addition-2d"), eval_episodes=8, budget=Budget(extra={
+        "warm_start_steps": 12, "rl_steps": 1, "warm_start_seed": 5, "prompts_per_step": 4, "group_size": 4,
+        "minibatches": 2, "n_layers": 1, "lr": 1e-3}))
+    kw = dict(d_model=32, eval_thresholds=[0.5], progress=False)
+    outs = [run_trial(t, icml26.agents.make("looplm-grpo", **kw), seed=s) for s in (0, 1)]
+    paths = {o.extra["learn"]["warm_start"]["path"] for o in outs}
+    assert len(paths) == 1 and outs[1].extra["learn"]["warm_start"]["cached"] is True
+    assert "clip_frac" in outs[0].extra["learn"]["curves"]
+    agent = icml26.agents.make("looplm-reinforce", **kw)
+    run_trial(t, agent, seed=0)  # REINFORCE ignores the minibatches (one update per batch)
+    assert agent.policy is not None and agent.policy.model.config.n_layers == 1

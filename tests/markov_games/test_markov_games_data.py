@@ -73,6 +73,33 @@ def test_unilateral_regime(game) -> None:  # type: ignore[no-untyped-def]
     assert np.isinf(nash_only.concentrability())  # unilateral coverage fails
 
 
+def test_regularized_unilateral_regimes(game) -> None:  # type: ignore[no-untyped-def]
+    """reg_unilateral: the anchor pair is the beta-regularized equilibrium w.r.t. the data's own
+    marginal behavior (a fixed point), so C* around it is finite while the Nash-anchored regime's
+    is not; the restricted variant never plays the removed actions and covers its target."""
+    from icml26.envs.markov_games import regularized_equilibrium
+    from icml26.envs.markov_games.datasets import restricted_support
+
+    ds = collect_dataset(game, 20, "reg_unilateral", seed=0, beta=0.2)
+    eq = regularized_equilibrium(game, 0.2, ds.reference_mu, ds.reference_nu)
+    assert np.abs(ds.behavior_mu[0] - eq.mu).max() < 1e-8
+    assert np.abs(ds.behavior_nu[1] - eq.nu).max() < 1e-8
+    assert ds.metadata["behavior"]["beta"] == 0.2
+    c_reg = ds.concentrability(0.2)
+    assert 1.0 <= c_reg < np.inf
+    assert np.isinf(collect_dataset(game, 20, "unilateral", seed=0).concentrability(0.2))
+
+    rs = collect_dataset(game, 3000, "reg_unilateral_restricted", seed=1, beta=0.2)
+    m_sup, n_sup = restricted_support(game, 0)
+    assert (m_sup.sum(-1) == 2).all() and (n_sup.sum(-1) == 1).all()  # A = 3, B = 2
+    h = np.arange(game.H)[None, :]
+    assert m_sup[h, rs.states, rs.actions_max].all() and n_sup[h, rs.states, rs.actions_min].all()
+    assert np.all(rs.reference_mu[~m_sup] == 0)
+    assert 1.0 <= rs.concentrability(0.2) < np.inf
+    with pytest.raises(ValueError, match="beta must be > 0"):
+        behavior(game, "reg_unilateral", beta=0.0)
+
+
 def test_save_load_roundtrip(game, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ds = collect_dataset(game, 300, "unilateral", seed=5)
     path = ds.save(tmp_path / "d.npz")

@@ -48,3 +48,21 @@ def test_suites_name_registered_tasks_and_agents() -> None:
         assert entries
         for e in entries:
             assert e.task in ids and set(e.agents) <= known
+
+
+@pytest.mark.slow
+def test_regularized_coverage_tasks_report_both_coefficients() -> None:
+    task = dataclasses.replace(
+        bm.get_task("markov_games/random-reg-unilateral-restricted"),
+        budget=Budget(dataset_size=200),
+        eval_episodes=2,
+    )
+    out = run_trial(task, agents.make("rose"), seed=0)
+    # the Nash equilibrium is not covered (C* infinite), the regularized target is
+    assert np.isinf(out.extra["concentrability"])
+    assert 1.0 <= out.extra["concentrability_regularized"] < np.inf
+    assert np.isfinite(out.metrics["reg_gap"])
+    # a plug-in Nash-VI policy leaves the data's support: its regularized gap is infinite and
+    # the trial says so
+    with pytest.raises(ValueError, match="never takes"):
+        run_trial(task, agents.make("mg-nash-vi"), seed=0)

@@ -134,3 +134,25 @@ def test_bad_problem_arguments_are_clear_errors(call, match: str) -> None:
 def test_unknown_problem_names_the_known_ones() -> None:
     with pytest.raises(KeyError, match="bilinear, global_forsaken"):
         make_problem("nope")
+
+
+def test_network_game_has_exact_gradients_is_nonmonotone_and_a_certified_stationary_point() -> None:
+    from icml26.envs.minmax_vi.problems import build_network_game as network_game
+
+    prob = network_game(samples=32, seed=1)
+    rng = np.random.default_rng(0)
+    z = 0.5 * rng.normal(size=prob.dim)
+    f = prob.operator(z)
+    h = 1e-6
+    num = np.array([(prob.value(z + h * e) - prob.value(z - h * e)) / (2 * h) for e in np.eye(prob.dim)])
+    np.testing.assert_allclose(f[:13], num[:13], atol=1e-7)  # grad_x f
+    np.testing.assert_allclose(f[13:], -num[13:], atol=1e-7)  # -grad_y f
+    # not monotone: the symmetric part of the Jacobian has a negative eigenvalue somewhere
+    eig = []
+    for p in rng.uniform(-1.5, 1.5, (20, prob.dim)):
+        jac = np.stack([(prob.operator(p + h * e) - prob.operator(p - h * e)) / (2 * h) for e in np.eye(prob.dim)], 1)
+        eig.append(np.linalg.eigvalsh(0.5 * (jac + jac.T)).min())
+    assert min(eig) < -1e-3
+    assert prob.params["certified_residual"] < 1e-9
+    assert prob.residual(prob.solution) == prob.params["certified_residual"]
+    assert np.linalg.norm(prob.solution[:13]) > 0.1  # a generator that does something

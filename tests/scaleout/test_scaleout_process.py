@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from scaleout_helpers import DIE_ONCE, KILL, SYS_EXIT
 
 from icml26 import benchmarks
@@ -13,6 +14,7 @@ from icml26.benchmarks.runner import TrialSpec
 TASK = "tutorial/point-reach"
 
 
+@pytest.mark.slow
 def test_killers_next_to_innocents(tmp_path: Path) -> None:
     """A trial that kills its worker runs beside a normal one and one that dies only on its
     first attempt, on 2 workers: the killer ends FAILED after one retry, the others FINISH,

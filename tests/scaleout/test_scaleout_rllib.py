@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 pytest.importorskip("ray.rllib.algorithms.ppo", reason="RLlib needs the 'rllib' extra")
+import numpy as np  # noqa: E402
 import ray  # noqa: E402
 from ray.rllib.env.env_context import EnvContext  # noqa: E402
 from ray.tune.registry import ENV_CREATOR, _global_registry  # noqa: E402
@@ -74,8 +75,13 @@ def test_pettingzoo_creator_is_a_multi_agent_env(spec: dict) -> None:
 def ray_session() -> Iterator[None]:
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+    )
     yield
     ray.shutdown()
 
@@ -85,11 +91,13 @@ def test_ppo_trains_on_a_remote_env_runner(ray_session: None) -> None:
     from ray.rllib.algorithms.ppo import PPOConfig
 
     icml26_rllib.register_envs()
-    config = (PPOConfig()
-              .environment("icml26/PointReach-v0", env_config={})
-              .env_runners(num_env_runners=1, rollout_fragment_length=200)
-              .training(train_batch_size_per_learner=400, minibatch_size=200, num_epochs=1)
-              .debugging(seed=0))
+    config = (
+        PPOConfig()
+        .environment("icml26/PointReach-v0", env_config={})
+        .env_runners(num_env_runners=1, rollout_fragment_length=200)
+        .training(train_batch_size_per_learner=400, minibatch_size=200, num_epochs=1)
+        .debugging(seed=0)
+    )
     algo = config.build_algo()
     try:
         result = algo.train()
@@ -99,3 +107,57 @@ def test_ppo_trains_on_a_remote_env_runner(ray_session: None) -> None:
     assert runners["num_env_steps_sampled_lifetime"] >= 400
     # PointReach returns lie in [-200 * 5.76, 0]; 400 steps hold at least two 200-step episodes
     assert -200 * 5.76 <= runners["episode_return_mean"] <= 0.0
+
+
+def _train_one_iteration(name: str, env_config: dict) -> dict:
+    config = (
+        icml26_rllib.multi_agent_ppo_config(name, env_config)
+        .env_runners(num_env_runners=0, rollout_fragment_length=64)
+        .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1)
+        .debugging(seed=0)
+    )
+    algo = config.build_algo()
+    try:
+        return algo.train()
+    finally:
+        algo.stop()
+
+
+@pytest.mark.slow
+def test_multi_agent_ppo_trains_on_a_markov_game(ray_session: None) -> None:
+    """One PPO policy per player on soccer (flat observation): builds and trains one iteration."""
+    result = _train_one_iteration(
+        "markov_games/soccer", {"game_kwargs": {"horizon": 8, "rows": 2, "cols": 3}}
+    )
+    runners = result["env_runners"]
+    assert runners["num_env_steps_sampled_lifetime"] >= 128
+    # both policies learned: one learner result per player
+    assert {"max_player", "min_player"} <= set(result["learners"])
+    # zero-sum: the two players' mean returns cancel (soccer rewards are +-1 per goal)
+    returns = runners["agent_episode_returns_mean"]
+    assert returns["max_player"] == pytest.approx(-returns["min_player"], abs=1e-9)
+
+
+@pytest.mark.slow
+def test_multi_agent_ppo_with_action_masks(ray_session: None) -> None:
+    """The tree game forbids actions in some states: the masked view with RLlib's action-masking
+    module never sends an illegal action (the env would raise) through one training iteration."""
+    result = _train_one_iteration("markov_games/rps", {"game": "tree"})
+    assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 128
+
+
+def test_flat_observation_is_one_hot_step_state_and_mask() -> None:
+    env = icml26_rllib.make_parallel_env("markov_games/random", {"observation": "flat"})
+    game = env.par_env.game
+    H, S, A, B = game.shape
+    obs, _ = env.reset(seed=0)
+    o = obs["max_player"]
+    assert o.shape == (H + 1 + S + A,) and o.dtype == np.float32
+    assert o[0] == 1.0 and o[: H + 1].sum() == 1.0  # step 0
+    s = int(np.argmax(o[H + 1 : H + 1 + S]))
+    assert s == env.par_env.state()[1] and o[H + 1 : H + 1 + S].sum() == 1.0
+    np.testing.assert_array_equal(o[H + 1 + S :], game.legal_max[0, s].astype(np.float32))
+    with pytest.raises(ValueError, match="masked"):
+        icml26_rllib.make_parallel_env("markov_games/rps", {"game": "tree", "observation": "flat"})
+    with pytest.raises(ValueError, match="observation"):
+        icml26_rllib.make_parallel_env("markov_games/rps", {"observation": "pixels"})

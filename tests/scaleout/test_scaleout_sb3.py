@@ -92,3 +92,26 @@ def test_bad_arguments_are_named() -> None:
     assert type(dummy).__name__ == "DummyVecEnv" and dummy.reset().shape == (2, 6)
     dummy.close()
     assert env_fn("icml26/PointReach-v0")().spec.id == "icml26/PointReach-v0"
+
+
+@pytest.mark.parametrize("env_id", ["icml26/LoopReasoning-v0", "icml26/SpaCEInterference-v0",
+                                    "icml26/WeatherRollout-v0", "icml26/BoltzmannGMM40-v0"])
+def test_ppo_runs_on_every_kind_of_wrapped_env(env_id: str) -> None:
+    """SB3's PPO, unmodified, collects and trains on ``wrap(env)`` for each wrapper kind (Text
+    tokens, flattened Dict, normalized unbounded Box) through ``make_vec_env(wrapper_class=wrap)``."""
+    from stable_baselines3 import PPO
+
+    from icml26.integrations.sb3 import wrap
+
+    spec = next(s for s in ENV_SPECS if s["id"] == env_id)
+    venv = make_vec_env(env_id, n_envs=1, seed=0, vec_env="dummy", env_kwargs=spec.get("test_kwargs"),
+                        wrapper_class=wrap)
+    try:
+        policy = "MultiInputPolicy" if isinstance(venv.observation_space, gym.spaces.Dict) else "MlpPolicy"
+        model = PPO(policy, venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(64)
+        assert model.num_timesteps == 64
+        action, _ = model.predict(venv.reset(), deterministic=True)
+        assert venv.action_space.contains(action[0])
+    finally:
+        venv.close()

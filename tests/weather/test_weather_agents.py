@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -192,3 +193,26 @@ def test_emformer_training_is_seeded_and_updates_loss_parameters() -> None:
     capped = EMFormerForecaster(dim=8, heads=2, depth=(1, 1, 1), updates=10, finetune_updates=5,
                                 finetune_lengths=(2,), batch_size=2, progress=False)
     assert capped.learn(data, Budget(updates=6))["updates"] == 6
+
+
+def test_composite_balance_theta_moves_from_its_default_and_not_from_the_release_init() -> None:
+    """v2 starts theta at 0 (w = 1/2, largest dw/dtheta) with no weight decay on it: it moves. The
+    release's -pi/2 is a stationary point of w (cos = 0): there it stays, which is why v1's
+    composite loss reduced to its first term. ``loss="fixed"`` keeps theta where it starts."""
+    from icml26.agents.weather.neural import EMFormerForecaster
+
+    rng = np.random.default_rng(1)
+    data = _dataset(rng.normal(size=(300, 1, 4, 8)).astype(np.float32).cumsum(axis=0) * 0.1)
+
+    def theta_after(**kw: Any) -> float:
+        torch.manual_seed(0)
+        a = EMFormerForecaster(dim=8, heads=2, depth=(1, 1, 1), updates=30, finetune_updates=0,
+                               finetune_lengths=(), batch_size=4, progress=False, lr=1e-2, **kw)
+        a.reset(0)
+        return a.learn(data, Budget())["composite_theta"]
+
+    moved = abs(theta_after())
+    stuck = abs(theta_after(theta0=-math.pi / 2) + math.pi / 2)  # Adam's eps turns ~0 gradients into ~0 steps
+    assert moved > 0.05 and stuck < 1e-3 and moved > 100 * stuck
+    assert theta_after(loss="fixed") == 0.0
+    assert EMFormerForecaster.version == "2"

@@ -18,12 +18,12 @@ from icml26.envs.weather.forecast_io import (
 )
 
 
-def _forecast() -> xr.Dataset:
+def _forecast(layout: str = "compact") -> xr.Dataset:
     rng = np.random.default_rng(0)
     arr = rng.normal(size=(3, 4, 5, 32, 64)).astype(np.float32)
     lat = -90 + (np.arange(32) + 0.5) * 5.625
     return forecast_dataset(arr, pd.date_range("2003-01-01", periods=3, freq="12h"),
-                            ["z500", "t850", "t2m", "u10", "v10"], lat, np.arange(64) * 5.625)
+                            ["z500", "t850", "t2m", "u10", "v10"], lat, np.arange(64) * 5.625, layout=layout)
 
 
 @pytest.mark.parametrize("suffix", [".zarr", ".nc"])
@@ -32,11 +32,18 @@ def test_forecast_round_trip_in_weatherbench2_layout(tmp_path, suffix: str) -> N
     path = write_forecast(ds, tmp_path / f"fc{suffix}")
     # Plain xarray (what WeatherBench 2's tools use) reads it back.
     back = xr.open_zarr(path) if suffix == ".zarr" else xr.open_dataset(path)
-    assert back["geopotential"].dims == ("time", "prediction_timedelta", "level", "latitude", "longitude")
+    # z500 and t850 have different level sets: each is stored as a 2-D field of its one level
+    # (no all-NaN slabs); layout="shared_level" keeps WeatherBench 2's shared level dim
+    assert back["geopotential"].dims == ("time", "prediction_timedelta", "latitude", "longitude")
+    assert back["geopotential"].attrs["level"] == 500 and back["temperature"].attrs["level"] == 850
     assert back["2m_temperature"].dims == ("time", "prediction_timedelta", "latitude", "longitude")
     assert np.issubdtype(back["prediction_timedelta"].dtype, np.timedelta64)
     assert back["prediction_timedelta"].values[0] == np.timedelta64(6, "h")
-    np.testing.assert_array_equal(back["geopotential"].sel(level=500).values, ds["geopotential"].sel(level=500).values)
+    np.testing.assert_array_equal(back["geopotential"].values, ds["geopotential"].values)
+    shared = write_forecast(_forecast(layout="shared_level"), tmp_path / f"shared{suffix}")
+    back = xr.open_zarr(shared) if suffix == ".zarr" else xr.open_dataset(shared)
+    assert back["geopotential"].dims == ("time", "prediction_timedelta", "level", "latitude", "longitude")
+    np.testing.assert_array_equal(back["geopotential"].sel(level=500).values, ds["geopotential"].values)
     np.testing.assert_array_equal(open_forecast(path)["2m_temperature"].values, ds["2m_temperature"].values)
     if suffix == ".zarr":
         assert (path / ".zmetadata").exists()  # zarr v2 with consolidated metadata

@@ -2,16 +2,32 @@
 
 One class, :class:`FlowSampler`, with the objective as a hyperparameter (the registry gives each
 objective its own name: ``flow-ml``, ``flow-lv``, ``flow-ldr``, ``flow-rkl``,
-``flow-lv-onpolicy``, ``flow-ldr-var``):
+``flow-lv-onpolicy``, ``flow-ldr-var``, ``flow-ml-rkl``, ``flow-ml-reweighted``, ``flow-fab``):
 
 * data-based (the env's data set with its stored energies; no energy evaluations spent):
   ``ml`` (maximum likelihood), ``lv`` (log-variance divergence with R = data, Richter et al.
   2020), ``ldr`` (NLL + lambda * dispersion of ``-u - log q`` on the same batch; LDR paper,
-  arXiv 2602.03729);
+  arXiv 2602.03729), ``ml_reweighted`` (self-normalized importance-weighted NLL whose weights
+  ``p / p_bias`` undo the known bias of ``"biased"`` data, see
+  :func:`~icml26.agents.boltzmann.losses.bias_log_weights`; plain ML on unbiased data);
+* hybrid: ``ml_rkl`` (NLL on data + lambda * reverse KL on model samples whose energies and
+  forces are bought from the env, Noé et al. 2019; updates continue as plain ML once the
+  energy budget is spent);
 * variational (energies bought from the env with ``step``): ``rkl`` (reparametrized reverse
   KL with the env's forces), ``lv_onpolicy`` (log-variance with R = q), ``ldr_var`` (reverse KL
   on each fresh batch + lambda * dispersion on batches of a replay buffer of past samples with
-  their energies, with ``replay_steps`` extra buffer-only updates per evaluated batch).
+  their energies, with ``replay_steps`` extra buffer-only updates per evaluated batch), ``fab``
+  (FAB, Midgley et al. 2023, without its replay buffer: AIS from q towards p^2 / q with
+  ``ais_levels`` MALA levels, then the self-normalized AIS-weighted NLL of the AIS samples; each
+  update costs ``batch * (ais_levels + 1)`` evaluations; real coordinates only, see
+  :mod:`.ais`).
+
+Objectives that train on data (all but the purely variational ones) hold out a seeded
+``val_fraction`` of the data set, evaluate the validation objective every ``eval_every`` updates
+(the training objective's data terms on the held-out set: NLL, dispersion, NLL + lambda *
+dispersion, reweighted NLL; NLL for ``ml_rkl``), keep the best parameters and stop after
+``patience`` evaluations without improvement; the returned flow is the best one and the stats
+report ``best_iteration``. ``val_fraction=0`` trains on everything for the full update budget.
 
 Everything is seeded by ``reset(seed)``. The sampler interface used by the task's metrics:
 ``sample(n) -> (x, log_q)`` and ``log_prob(x) -> log_q`` (numpy, float64, physical coordinates;
@@ -30,13 +46,19 @@ import torch
 
 from icml26.agents.boltzmann.coordinates import AlanineInternal, CoordinateMap, make_coordinate_map
 from icml26.agents.boltzmann.flows import SplineFlow
-from icml26.agents.boltzmann.losses import DISPERSIONS, dispersion, reverse_kl_surrogate
+from icml26.agents.boltzmann.losses import (
+    DISPERSIONS,
+    bias_log_weights,
+    dispersion,
+    reverse_kl_surrogate,
+    reweighted_nll,
+)
 from icml26.protocol import Budget, derive_seed
 
 __all__ = ["FlowConfig", "FlowSampler", "DATA_OBJECTIVES", "VARIATIONAL_OBJECTIVES"]
 
-DATA_OBJECTIVES = ("ml", "lv", "ldr")
-VARIATIONAL_OBJECTIVES = ("rkl", "lv_onpolicy", "ldr_var")
+DATA_OBJECTIVES = ("ml", "lv", "ldr", "ml_reweighted", "ml_rkl")
+VARIATIONAL_OBJECTIVES = ("rkl", "lv_onpolicy", "ldr_var", "fab")
 
 
 @dataclass
@@ -45,7 +67,7 @@ class FlowConfig:
 
     objective: str = "ldr"
     dispersion: str = "variance"
-    lam: float = 1.0  # weight of the dispersion term (ldr, ldr_var)
+    lam: float = 1.0  # weight of the dispersion term (ldr, ldr_var) or of the reverse KL (ml_rkl)
     n_iters: int | None = None  # updates of data-based objectives: min(n_iters, Budget.updates); None: the budget's, else 1000
     batch_size: int = 256
     lr: float = 1e-3
@@ -59,6 +81,13 @@ class FlowConfig:
     buffer_size: int = 10_000  # ldr_var replay buffer (configurations)
     replay_steps: int = 3  # ldr_var: extra buffer-only updates per evaluated batch
     sample_chunk: int = 4096
+    val_fraction: float = 0.1  # held-out share of the data for early stopping (0: none)
+    eval_every: int = 25  # updates between validation evaluations
+    patience: int = 10  # evaluations without improvement before stopping
+    rkl_batch: int = 128  # ml_rkl: model samples (energy evaluations) per update
+    ais_levels: int = 8  # fab: AIS levels (one MALA step each)
+    ais_step: float = 0.05  # fab: initial MALA step size (flow coordinates), adapted per level
+    alpha: float = 2.0  # fab: AIS target q^(1 - alpha) p^alpha
 
     def __post_init__(self) -> None:
         if self.objective not in DATA_OBJECTIVES + VARIATIONAL_OBJECTIVES:
@@ -68,7 +97,10 @@ class FlowConfig:
             )
         if self.dispersion not in DISPERSIONS:
             raise ValueError(f"FlowSampler: dispersion must be one of {sorted(DISPERSIONS)}, got {self.dispersion!r}")
-        for k in ("n_iters", "batch_size", "n_layers", "hidden", "depth", "bins", "buffer_size"):
+        if not 0.0 <= float(self.val_fraction) < 1.0:
+            raise ValueError(f"FlowSampler: val_fraction must be in [0, 1), got {self.val_fraction!r}")
+        for k in ("n_iters", "batch_size", "n_layers", "hidden", "depth", "bins", "buffer_size",
+                  "eval_every", "patience", "rkl_batch", "ais_levels"):
             if getattr(self, k) is not None and int(getattr(self, k)) < 1:
                 raise ValueError(f"FlowSampler: {k} must be >= 1, got {getattr(self, k)!r}")
 
@@ -76,7 +108,7 @@ class FlowConfig:
 class FlowSampler:
     """A Boltzmann generator (spline flow) with a selectable training objective."""
 
-    version = "1"
+    version = "2"  # 2: validation split + early stopping for data objectives; ml_rkl, ml_reweighted
 
     def __init__(self, **config: Any) -> None:
         self.config = FlowConfig(**config)
@@ -87,6 +119,8 @@ class FlowSampler:
         self.callback_every = 0
         self._env_batch: int | None = None
         self._gen = torch.Generator().manual_seed(0)
+        self.val_x: np.ndarray | None = None  # the held-out configurations of the last learn()
+        self.val_log_w: np.ndarray | None = None  # their log-weights (ml_reweighted)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, seed: int | None = None) -> None:
@@ -154,7 +188,7 @@ class FlowSampler:
         c = self.config
         _, info = env.reset()
         self.bind(None, env.action_space)
-        data = info["dataset"]
+        data = {"x": np.asarray(info["dataset"]["x"]), "energy": np.asarray(info["dataset"]["energy"])}
         self._build(info, data["x"])
         params = list(self.flow.parameters())  # type: ignore[union-attr]
         opt = torch.optim.Adam(params, lr=c.lr)
@@ -163,10 +197,21 @@ class FlowSampler:
                 raise ValueError(f"FlowSampler({c.objective}): needs a data set; the env has data='none'")
             cap = int(budget.updates) if budget is not None and budget.updates else None
             n_iters = min(x for x in (c.n_iters, cap, None if (c.n_iters or cap) else 1000) if x is not None)
-            return self._learn_data(opt, data, n_iters)
+            log_w = None
+            if c.objective == "ml_reweighted":
+                target = getattr(getattr(env, "unwrapped", env), "target", None)
+                log_w = bias_log_weights(target, torch.from_numpy(data["x"].astype(np.float64)),
+                                         torch.from_numpy(data["energy"]), str(info.get("data", "unbiased")))
+            if c.objective == "ml_rkl" and int(info["budget"]["energy_evals"]) <= 0:
+                raise ValueError("FlowSampler(ml_rkl): needs an energy budget for the reverse-KL term; "
+                                 "the env has 0 evaluations")
+            return self._learn_data(opt, data, n_iters, env=env, log_w=log_w,
+                                    energy_left=int(info["budget"]["energy_evals"]))
         left = int(info["budget"]["energy_evals"])
         if left <= 0:
             raise ValueError(f"FlowSampler({c.objective}): needs an energy budget; the env has 0 evaluations")
+        if c.objective == "fab":
+            return self._learn_fab(env, opt, left)
         return self._learn_variational(env, opt, left)
 
     def _schedule(self, opt: torch.optim.Optimizer, total: int) -> Any:
@@ -193,36 +238,121 @@ class FlowSampler:
         """Physical log q from flow coordinates: log q_flow(y) + log|dy/dx|."""
         return self.flow.log_prob(y).double() + ladj_to_flow  # type: ignore[union-attr]
 
-    def _learn_data(self, opt: torch.optim.Optimizer, data: Mapping[str, np.ndarray], n_iters: int) -> dict[str, Any]:
+    def _split(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Seeded (train, validation) index split of ``n`` data points."""
+        f = float(self.config.val_fraction)
+        if f == 0.0:
+            return np.arange(n), np.arange(0)
+        n_val = int(round(f * n))
+        if n_val < 2 or n - n_val < 2:
+            raise ValueError(f"FlowSampler: val_fraction={f} of {n} data points leaves {n_val} for validation "
+                             f"and {n - n_val} for training; both need >= 2 (use more data or val_fraction=0)")
+        perm = np.random.default_rng(derive_seed(self.seed, "val-split")).permutation(n)
+        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+    def _data_loss(self, log_q: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(loss, nll, dispersion)`` of the objective's data terms on one batch."""
         c = self.config
-        cmap = self.cmap
-        assert cmap is not None
+        nan = torch.tensor(float("nan"))
+        nll = -log_q.mean()
+        if c.objective in ("ml", "ml_rkl"):
+            return nll, nll, nan
+        if c.objective == "ml_reweighted":
+            assert log_w is not None
+            return reweighted_nll(log_q, log_w), nll, nan
+        disp = dispersion(-u - log_q, c.dispersion if c.objective == "ldr" else "variance")
+        return (disp if c.objective == "lv" else nll + c.lam * disp), nll, disp
+
+    def _val_loss(self, y: torch.Tensor, ladj: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None) -> float:
         with torch.no_grad():
-            y, ladj = cmap.to_flow(torch.from_numpy(data["x"].astype(np.float64)))
-        y = y.float()
-        u = torch.from_numpy(np.asarray(data["energy"], dtype=np.float64))
+            chunk = self.config.sample_chunk
+            log_q = torch.cat([self._log_q_flow_coords(y[i : i + chunk], ladj[i : i + chunk])
+                               for i in range(0, y.shape[0], chunk)])
+            return float(self._data_loss(log_q, u, log_w)[0])
+
+    def _learn_data(self, opt: torch.optim.Optimizer, data: Mapping[str, np.ndarray], n_iters: int,
+                    env: Any = None, log_w: torch.Tensor | None = None, energy_left: int = 0) -> dict[str, Any]:
+        c = self.config
+        flow, cmap = self._require_flow()
+        with torch.no_grad():
+            y_all, ladj_all = cmap.to_flow(torch.from_numpy(data["x"].astype(np.float64)))
+        y_all = y_all.float()
+        u_all = torch.from_numpy(np.asarray(data["energy"], dtype=np.float64))
+        tr, va = self._split(y_all.shape[0])
+        tr_t, va_t = torch.from_numpy(tr), torch.from_numpy(va)
+        y, ladj, u = y_all[tr_t], ladj_all[tr_t], u_all[tr_t]
+        w = None if log_w is None else log_w[tr_t]
+        y_v, ladj_v, u_v = y_all[va_t], ladj_all[va_t], u_all[va_t]
+        w_v = None if log_w is None else log_w[va_t]
+        self.val_x = np.asarray(data["x"])[va]
+        self.val_log_w = None if w_v is None else w_v.numpy()
         n = y.shape[0]
         sched = self._schedule(opt, n_iters)
-        stats: dict[str, Any] = {"objective": c.objective, "iterations": n_iters, "dataset_size": n,
-                                 "energy_evals": 0, "skipped_updates": 0, "curve": []}
+        stats: dict[str, Any] = {"objective": c.objective, "iterations": n_iters, "dataset_size": int(y_all.shape[0]),
+                                 "train_size": n, "val_size": int(len(va)), "energy_evals": 0,
+                                 "skipped_updates": 0, "curve": [], "val_curve": []}
+        if log_w is not None:
+            wn = torch.softmax(log_w, 0)
+            stats["weights_ess"] = float(1.0 / (wn**2).sum() / len(wn))  # Kish ESS / n of the data weights
+        validate = len(va) > 0
+        best, best_it, bad = math.inf, 0, 0
+        best_state = {k: v.detach().clone() for k, v in flow.state_dict().items()}
+        if validate:
+            best = self._val_loss(y_v, ladj_v, u_v, w_v)
+            stats["val_curve"].append({"iteration": 0, "val_loss": best})
+        left = energy_left if c.objective == "ml_rkl" else 0
         every = max(1, n_iters // 20)
+        done = 0
         for it in range(n_iters):
             idx = torch.randint(0, n, (min(c.batch_size, n),), generator=self._gen)
             log_q = self._log_q_flow_coords(y[idx], ladj[idx])
-            nll = -log_q.mean()
-            if c.objective == "ml":
-                loss, disp = nll, torch.tensor(float("nan"))
-            else:
-                disp = dispersion(-u[idx] - log_q, c.dispersion if c.objective == "ldr" else "variance")
-                loss = disp if c.objective == "lv" else nll + c.lam * disp
+            loss, nll, disp = self._data_loss(log_q, u[idx], None if w is None else w[idx])
+            if left > 0:
+                loss = loss + c.lam * self._rkl_term(env, min(c.rkl_batch, left), stats)
+                left -= min(c.rkl_batch, left)
             self._update(opt, loss, stats)
             if sched is not None:
                 sched.step()
+            done = it + 1
             if it % every == 0 or it == n_iters - 1:
-                stats["curve"].append({"iteration": it, "nll": float(nll.detach()), "dispersion": float(disp.detach())})
+                stats["curve"].append({"iteration": it, "nll": float(nll.detach()), "dispersion": float(disp.detach()),
+                                       "loss": float(loss.detach())})
             if self.callback is not None and self.callback_every and (it + 1) % self.callback_every == 0:
-                self.callback(self, {"iteration": it + 1, "energy_evals": 0})
+                self.callback(self, {"iteration": it + 1, "energy_evals": stats["energy_evals"]})
+            if validate and (done % c.eval_every == 0 or done == n_iters):
+                v = self._val_loss(y_v, ladj_v, u_v, w_v)
+                stats["val_curve"].append({"iteration": done, "val_loss": v})
+                if v < best:
+                    best, best_it, bad = v, done, 0
+                    best_state = {k: t.detach().clone() for k, t in flow.state_dict().items()}
+                else:
+                    bad += 1
+                    if bad >= c.patience:
+                        break
+        stats["iterations"] = done
+        stats["stopped_early"] = bool(validate and done < n_iters)
+        if validate:
+            flow.load_state_dict(best_state)
+            stats["best_iteration"], stats["val_loss_best"] = best_it, best
+        else:
+            stats["best_iteration"] = done
         return stats
+
+    def _rkl_term(self, env: Any, m: int, stats: dict[str, Any]) -> torch.Tensor:
+        """Reverse-KL surrogate on ``m`` fresh model samples, energies and forces bought from ``env``."""
+        flow, cmap = self._require_flow()
+        yq, lq_flow = flow.rsample(m, self._gen)
+        x, ladj_phys = cmap.to_phys(yq)
+        _, _, _, _, info = env.step(x.detach().float().numpy())
+        stats["energy_evals"] += m
+        uq = torch.from_numpy(np.asarray(info["energies"], dtype=np.float64))
+        ok = torch.isfinite(uq)
+        stats["nonfinite_energies"] = stats.get("nonfinite_energies", 0) + int((~ok).sum())
+        if not bool(ok.any()):
+            return torch.zeros((), dtype=torch.float64)
+        forces = torch.from_numpy(np.asarray(info["forces"], dtype=np.float64))
+        log_q = lq_flow.double() - ladj_phys
+        return reverse_kl_surrogate(x[ok], log_q[ok], uq[ok], forces[ok])
 
     def _learn_variational(self, env: Any, opt: torch.optim.Optimizer, left: int) -> dict[str, Any]:
         c = self.config
@@ -279,6 +409,74 @@ class FlowSampler:
             if self.callback is not None and self.callback_every and (b + 1) % self.callback_every == 0:
                 self.callback(self, {"iteration": stats["iterations"], "energy_evals": spent})
         stats["energy_evals"] = spent
+        return stats
+
+    def _learn_fab(self, env: Any, opt: torch.optim.Optimizer, left: int) -> dict[str, Any]:
+        from icml26.agents.boltzmann.ais import ais
+
+        c = self.config
+        flow, cmap = self._require_flow()
+        if any(cmap.circular):
+            raise ValueError("FlowSampler(fab): AIS with MALA is implemented for real coordinates only, "
+                             "not for flows with circular (torsion) coordinates")
+        env_batch = self._env_batch or c.batch_size
+        per_chain = c.ais_levels + 1
+        n_updates = max(1, left // (min(c.batch_size, env_batch) * per_chain))
+        sched = self._schedule(opt, n_updates)
+        stats: dict[str, Any] = {"objective": c.objective, "energy_evals": 0, "iterations": 0, "skipped_updates": 0,
+                                 "nonfinite_energies": 0, "curve": []}
+        steps = torch.full((c.ais_levels,), float(c.ais_step), dtype=torch.float64)
+
+        def log_q(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            y = y.detach().float().requires_grad_(True)
+            lq = flow.log_prob(y)
+            (g,) = torch.autograd.grad(lq.sum(), y)
+            return lq.detach().double(), g.double()
+
+        def energy(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            """Energy of the flow-coordinate density, ``u(x(y)) - log|dx/dy|``, and its force."""
+            us, fs = [], []
+            for i in range(0, y.shape[0], env_batch):
+                yb = y[i : i + env_batch].detach().requires_grad_(True)
+                x, ladj = cmap.to_phys(yb)
+                _, _, _, _, info = env.step(x.detach().float().numpy())
+                stats["energy_evals"] += int(yb.shape[0])
+                u = torch.from_numpy(np.asarray(info["energies"], dtype=np.float64))
+                ok = torch.isfinite(u)
+                stats["nonfinite_energies"] += int((~ok).sum())
+                f = torch.nan_to_num(torch.from_numpy(np.asarray(info["forces"], dtype=np.float64)), nan=0.0,
+                                     posinf=0.0, neginf=0.0)
+                (g,) = torch.autograd.grad((x * f).sum() + ladj.sum(), yb)  # grad of -u(x(y)) + log|dx/dy|
+                us.append(u - ladj.detach())
+                fs.append(g)
+            return torch.cat(us), torch.cat(fs)
+
+        every = max(1, n_updates // 20)
+        for it in range(n_updates):
+            m = min(c.batch_size, env_batch, (left - stats["energy_evals"]) // per_chain)
+            if m < 2:
+                break
+            with torch.no_grad():
+                y0, _ = flow.rsample(m, self._gen)
+            res = ais(y0.double(), log_q, energy, c.ais_levels, steps, self._gen, alpha=c.alpha)
+            steps = res.step_sizes
+            ok = torch.isfinite(res.log_w)
+            if not bool(ok.any()):
+                stats["skipped_updates"] += 1
+                continue
+            log_q_ais = flow.log_prob(res.x[ok].float()).double()
+            loss = reweighted_nll(log_q_ais, res.log_w[ok])
+            self._update(opt, loss, stats)
+            if sched is not None:
+                sched.step()
+            stats["iterations"] += 1
+            if it % every == 0 or it == n_updates - 1:
+                wn = torch.softmax(res.log_w[ok], 0)
+                stats["curve"].append({"energy_evals": stats["energy_evals"], "loss": float(loss.detach()),
+                                       "ais_ess": float(1.0 / (wn**2).sum() / m), "accept": res.accept[-1]})
+            if self.callback is not None and self.callback_every and (it + 1) % self.callback_every == 0:
+                self.callback(self, {"iteration": stats["iterations"], "energy_evals": stats["energy_evals"]})
+        stats["ais_step_sizes"] = [float(v) for v in steps]
         return stats
 
     def _buffer_dispersion(self, buf_y: torch.Tensor, buf_l: torch.Tensor, buf_u: torch.Tensor) -> torch.Tensor:

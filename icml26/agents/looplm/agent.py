@@ -29,7 +29,8 @@ class LoopLMAgent:
     Args:
         algo: ``"rltt"``, ``"grpo"``, ``"reinforce"`` or ``"sft"`` (warm start only).
         omega: RLTT's loop weights (``uniform``, ``progressive``, ``exit_pdf``, ``learned``).
-        d_model, n_heads, n_layers, n_loops, max_len: the model (card: 64, 4, 2, 4).
+        d_model, n_heads, n_layers, n_loops, max_len: the model (card: 64, 4, 2, 4). ``n_layers``
+            None takes the budget's ``extra["n_layers"]`` (a task may fix the blocks per loop), else 2.
         warm_start_steps, rl_steps: caps on the budget's ``extra["warm_start_steps"]`` and
             ``extra["rl_steps"]`` (the smaller wins; None = the budget's). The budget's
             ``extra["prompts_per_step"]`` and ``extra["group_size"]`` set the RL batch unless given
@@ -42,13 +43,21 @@ class LoopLMAgent:
             model is so small that more threads only add overhead; None leaves torch's setting).
         Any other keyword is an :class:`~icml26.agents.looplm.rl.RLConfig` field (``lr``,
         ``beta_kl``, ``group_size``, ``prompts_per_step``, ``kl_placement``, ``clip_eps``,
-        ``updates_per_batch``, ``length_norm``, ``progressive_alpha``, ...).
+        ``updates_per_batch``, ``minibatches``, ``length_norm``, ``progressive_alpha``, ...).
+        The budget's ``extra`` may also set ``lr``, ``updates_per_batch`` and ``minibatches``
+        (keywords given here win); REINFORCE always makes one update per batch.
+
+    The budget's ``extra["warm_start_seed"]``, when present, seeds the warm start instead of the
+    trial seed, so every arm and every seed of a task starts from one cached checkpoint (the
+    calibrated warm start of the task); the trial seed then drives only the RL sampling.
+
+    Version 2: ``warm_start_seed``, ``minibatches``, the budget's RL keys and ``n_layers``.
     """
 
-    version = "1"
+    version = "2"
 
     def __init__(self, algo: str = "rltt", omega: str = "exit_pdf", *, d_model: int = 64, n_heads: int = 4,
-                 n_layers: int = 2, n_loops: int = 4, max_len: int = 96,
+                 n_layers: int | None = None, n_loops: int = 4, max_len: int = 96,
                  warm_start_steps: int | None = None, rl_steps: int | None = None,
                  warm_start_batch: int = 64, warm_start_lr: float = 3e-3, beta_entropy: float = 0.05,
                  decode: str = "fixed", decode_loop: int | None = None, threshold: float = 0.5,
@@ -95,20 +104,26 @@ class LoopLMAgent:
         u = env.unwrapped
         self.max_new_tokens = u.max_answer_len + 2
         warm_steps = _cap(budget.extra.get("warm_start_steps", 400), self.warm_caps[0])
+        ws_seed = budget.extra.get("warm_start_seed")
+        ws_seed = derive_seed(self.seed, "warm_start") if ws_seed is None else int(ws_seed)
         rl_steps = _cap(budget.extra.get("rl_steps", budget.updates or 0), self.warm_caps[1])
         stats: dict[str, Any] = {"warm_start_steps": warm_steps, "rl_steps": rl_steps}
         if self.policy is None:
-            cfg = LoopConfig(vocab_size=self.tokenizer.vocab_size, **self.model_cfg)
+            layers = self.model_cfg["n_layers"] or int(budget.extra.get("n_layers", 2))
+            cfg = LoopConfig(vocab_size=self.tokenizer.vocab_size, **{**self.model_cfg, "n_layers": layers})
             wcfg = WarmStartConfig(**{**asdict(self.warm_cfg), "steps": warm_steps})
             task_key = {"task": u.task_name, **u.generator.config(), "test_fraction": u.sampler.test_fraction}
-            model, wstats = cached_warm_start(cfg, u.sampler, wcfg, derive_seed(self.seed, "warm_start"),
-                                              task_key, progress=self.progress)
+            model, wstats = cached_warm_start(cfg, u.sampler, wcfg, ws_seed, task_key, progress=self.progress)
             self.policy = LoopedPolicy(model, self.tokenizer)
             stats["warm_start"] = {k: v for k, v in wstats.items() if k != "ce_final_curve"}
         if self.algo == "sft" or rl_steps == 0:
             return stats
         # the task's sample budget (prompts x group size per step) unless the agent was told otherwise
-        sample_budget = {k: int(budget.extra[k]) for k in ("prompts_per_step", "group_size") if k in budget.extra}
+        keys = ("prompts_per_step", "group_size") + (() if self.algo == "reinforce" else
+                                                      ("updates_per_batch", "minibatches"))
+        sample_budget: dict[str, Any] = {k: int(budget.extra[k]) for k in keys if k in budget.extra}
+        if "lr" in budget.extra:
+            sample_budget["lr"] = float(budget.extra["lr"])
         rl_cfg = RLConfig(algo=self.algo, omega=self.omega,
                           **{"max_new_tokens": self.max_new_tokens, **sample_budget, **self.rl_kwargs})
         trainer = LoopRLTrainer(self.policy, problem_source(env), rl_cfg, seed=derive_seed(self.seed, "rl"))

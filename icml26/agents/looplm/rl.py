@@ -6,10 +6,16 @@ length of ``y_i`` and ``norm`` either per sequence (``1/G sum_i 1/L_i sum_j``, t
 papers' formula, default) or per token (``1 / sum_i L_i sum_ij``):
 
 * GRPO: ``-norm[min(rho A, clip(rho, 1-eps, 1+eps) A)]`` with ``rho = pi_theta / pi_old`` on the
-  final loop's log-probability (``rho = 1`` with one update per batch).
+  final loop's log-probability. verl (the RLTT paper's trainer) makes several PPO updates per
+  rollout batch (``updates_per_batch``); from the second one on ``rho`` leaves 1 and the clip acts
+  (``rho = 1`` and no clip with one update per batch).
 * RLTT: ``-norm[sum_t omega_t log P^(t)(y_ij) A_i]``, omega ``uniform`` (1/T), ``progressive``
   (``t^alpha / sum s^alpha``), ``exit_pdf`` (the model's own per-token exit distribution, not
   detached, so the gate learns too) or ``learned`` (``softmax(w / tau)``, w trained at 10x the lr).
+  With several updates per batch RLTT replaces GRPO's objective and nothing else: each loop gets
+  GRPO's clipped surrogate on its own ratio ``rho_t = P^(t) / P^(t)_old``, weighted by omega_t
+  (:func:`rltt_clipped_loss`); its gradient at ``rho = 1`` is exactly RLTT's, gate and learned
+  weights included.
 * REINFORCE: ``-norm[log P^(T)(y_ij) A_i]``, one update per batch.
 
 All three add ``beta KL`` on the final loop only, KL being the k3 estimator
@@ -30,6 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor
+
+from icml26.agents.looplm.policy import Generation
 
 ALGOS = ("grpo", "rltt", "reinforce")
 OMEGAS = ("uniform", "progressive", "exit_pdf", "learned")
@@ -52,7 +60,8 @@ class RLConfig:
     beta_kl: float = 1e-3
     kl_placement: str = "loss"
     clip_eps: float = 0.2
-    updates_per_batch: int = 1
+    updates_per_batch: int = 1  # passes (PPO epochs) over each rollout batch
+    minibatches: int = 1  # each pass split into this many minibatches of whole groups (verl)
     temperature: float = 1.0
     length_norm: str = "sequence"
     adv_eps: float = 1e-6
@@ -64,15 +73,20 @@ class RLConfig:
         for name, allowed in checks.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"RLConfig.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("group_size", "prompts_per_step", "updates_per_batch", "max_new_tokens"):
+        for name in ("group_size", "prompts_per_step", "updates_per_batch", "minibatches", "max_new_tokens"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"RLConfig.{name}: expected a positive int, got {v!r}")
         if self.group_size < 2:
             raise ValueError(f"RLConfig.group_size: group advantages need >= 2 completions, got {self.group_size}")
-        if self.algo != "grpo" and self.updates_per_batch != 1:
-            raise ValueError(f"RLConfig: {self.algo} makes one update per batch; updates_per_batch="
-                             f"{self.updates_per_batch} is for grpo only")
+        if self.algo == "reinforce" and self.updates_per_batch * self.minibatches != 1:
+            raise ValueError(f"RLConfig: reinforce makes one update per batch; updates_per_batch="
+                             f"{self.updates_per_batch}, minibatches={self.minibatches} are for grpo and rltt")
+        if self.prompts_per_step % self.minibatches:
+            raise ValueError(f"RLConfig.minibatches: {self.minibatches} does not divide prompts_per_step "
+                             f"{self.prompts_per_step} (minibatches hold whole groups)")
+        if not 0.0 < self.clip_eps < 1.0:
+            raise ValueError(f"RLConfig.clip_eps: expected a value in (0, 1), got {self.clip_eps!r}")
         if self.temperature <= 0:
             raise ValueError(f"RLConfig.temperature: rollouts sample, so it must be > 0, got {self.temperature}")
 
@@ -128,6 +142,32 @@ def rltt_loss(per_loop_logp: Tensor, omega: Tensor, adv: Tensor, mask: Tensor,
 def reinforce_loss(logp: Tensor, adv: Tensor, mask: Tensor, length_norm: str = "sequence") -> Tensor:
     """Plain REINFORCE on final-loop log-probs: ``-norm[log pi A]``."""
     return -aggregate(logp * adv[:, None], mask, length_norm)
+
+
+def rltt_clipped_loss(per_loop_logp: Tensor, old_per_loop_logp: Tensor, omega: Tensor, adv: Tensor,
+                      mask: Tensor, clip_eps: float = 0.2, length_norm: str = "sequence") -> Tensor:
+    """RLTT inside GRPO's PPO loop: ``-norm[sum_t omega_t min(rho_t A, clip(rho_t) A)]`` with
+    ``rho_t = exp(log P^(t) - log P^(t)_old)``, plus ``(omega - sg omega) sg(log P^(t)) A`` so that
+    omega's own gradient (exit_pdf, learned) is RLTT's. At ``rho = 1`` value and gradient equal
+    :func:`rltt_loss` up to a constant."""
+    w = omega if omega.dim() == 3 else omega.view(1, 1, -1)
+    rho = torch.exp(per_loop_logp - old_per_loop_logp)
+    a = adv[:, None, None]
+    surr = torch.minimum(rho * a, torch.clamp(rho, 1 - clip_eps, 1 + clip_eps) * a)
+    per_tok = (w * surr).sum(-1) + ((w - w.detach()) * per_loop_logp.detach() * a).sum(-1)
+    return -aggregate(per_tok, mask, length_norm)
+
+
+def clip_fraction(logp: Tensor, old_logp: Tensor, mask: Tensor, clip_eps: float) -> float:
+    """Share of masked tokens (over every trailing column, e.g. loops) whose ratio
+    ``exp(logp - old)`` lies outside ``[1 - eps, 1 + eps]``."""
+    with torch.no_grad():
+        out = ((logp - old_logp).exp() - 1.0).abs() > clip_eps
+        m = mask.bool()
+        while m.dim() < out.dim():
+            m = m[..., None]
+        m = m.expand_as(out)
+        return float(out[m].float().mean()) if bool(m.any()) else 0.0
 
 
 def loop_weights(kind: str, n_loops: int, *, exit_pdf: Tensor | None = None, learned: Tensor | None = None,
@@ -228,8 +268,9 @@ class LoopRLTrainer:
         need_pdf = pol.has_exit_gate
         with torch.no_grad():
             ref = self.ref.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[..., -1]
-            old = pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[..., -1] \
-                if c.updates_per_batch > 1 else None
+            old_pl = pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs \
+                if c.updates_per_batch * c.minibatches > 1 else None
+            old = old_pl[..., -1] if old_pl is not None else None
         shaped = rewards
         if c.kl_placement == "reward" and c.beta_kl > 0:
             with torch.no_grad():
@@ -239,34 +280,52 @@ class LoopRLTrainer:
         adv = group_advantages(shaped.view(-1, c.group_size), c.adv_eps,
                                normalize=c.algo != "reinforce").view(-1)
 
+        clip_fracs: list[float] = []
+        n_groups = c.prompts_per_step
+        whole = torch.arange(n_groups * c.group_size)
         for _ in range(c.updates_per_batch):
-            pl = pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=need_pdf)
-            final = pl.log_probs[..., -1]
-            if c.algo == "grpo":
-                policy_term = grpo_loss(final, old if old is not None else final.detach(), adv, gen.mask,
-                                        c.clip_eps, c.length_norm)
-            elif c.algo == "reinforce":
-                policy_term = reinforce_loss(final, adv, gen.mask, c.length_norm)
-            else:
-                w = loop_weights(c.omega, pol.n_loops, exit_pdf=pl.exit_pdf, learned=self.omega_logits,
-                                 alpha=c.progressive_alpha, tau=c.learned_tau)
-                policy_term = rltt_loss(pl.log_probs, w, adv, gen.mask, c.length_norm)
-            kl = aggregate(k3_kl(final, ref), gen.mask, c.length_norm)
-            loss = policy_term + (c.beta_kl * kl if c.kl_placement == "loss" else 0.0)
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            params = [p for g in self.opt.param_groups for p in g["params"]]
-            gnorm = torch.nn.utils.clip_grad_norm_(params, c.grad_clip)
-            self.opt.step()
+            order = torch.randperm(n_groups, generator=self.torch_gen) if c.minibatches > 1 \
+                else torch.arange(n_groups)
+            for chunk in order.chunk(c.minibatches):
+                rows = (chunk[:, None] * c.group_size + torch.arange(c.group_size)).reshape(-1) \
+                    if c.minibatches > 1 else whole
+                g_mb = Generation(gen.tokens[rows], gen.mask[rows], gen.exit_loops[rows])
+                m_mb, a_mb, ref_mb = g_mb.mask, adv[rows], ref[rows]
+                pl = pol.per_loop(ids[rows], mask[rows], g_mb, c.temperature, with_exit_pdf=need_pdf)
+                final = pl.log_probs[..., -1]
+                if c.algo == "grpo":
+                    o = old[rows] if old is not None else final.detach()
+                    policy_term = grpo_loss(final, o, a_mb, m_mb, c.clip_eps, c.length_norm)
+                    if old is not None:
+                        clip_fracs.append(clip_fraction(final, o, m_mb, c.clip_eps))
+                elif c.algo == "reinforce":
+                    policy_term = reinforce_loss(final, a_mb, m_mb, c.length_norm)
+                else:
+                    w = loop_weights(c.omega, pol.n_loops, exit_pdf=pl.exit_pdf, learned=self.omega_logits,
+                                     alpha=c.progressive_alpha, tau=c.learned_tau)
+                    if old_pl is None:
+                        policy_term = rltt_loss(pl.log_probs, w, a_mb, m_mb, c.length_norm)
+                    else:
+                        policy_term = rltt_clipped_loss(pl.log_probs, old_pl[rows], w, a_mb, m_mb, c.clip_eps,
+                                                        c.length_norm)
+                        clip_fracs.append(clip_fraction(pl.log_probs, old_pl[rows], m_mb, c.clip_eps))
+                kl = aggregate(k3_kl(final, ref_mb), m_mb, c.length_norm)
+                loss = policy_term + (c.beta_kl * kl if c.kl_placement == "loss" else 0.0)
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                params = [p for g in self.opt.param_groups for p in g["params"]]
+                gnorm = torch.nn.utils.clip_grad_norm_(params, c.grad_clip)
+                self.opt.step()
 
         with torch.no_grad():
             r = rewards.view(-1, c.group_size)
             m = gen.mask.float()
+            mb = m_mb.float()  # entropy and exit distribution: the last (mini)batch updated
             stats: dict[str, Any] = {
                 "reward": float(rewards.mean()),
                 "accuracy": float((rewards == 1).float().mean()),
                 "kl": float(kl.detach()),
-                "entropy": float((pl.entropies[..., -1] * m).sum() / m.sum().clamp_min(1)),
+                "entropy": float((pl.entropies[..., -1] * mb).sum() / mb.sum().clamp_min(1)),
                 "zero_spread_frac": float((r.max(-1).values == r.min(-1).values).float().mean()),
                 "completion_len": float(m.sum(-1).mean()),
                 "loss": float(loss.detach()),
@@ -274,10 +333,12 @@ class LoopRLTrainer:
                 "seconds": time.perf_counter() - t0,
                 "cpu_seconds": time.process_time() - c0,
                 "rollout_seconds": t_roll,
+                # share of tokens whose ratio left [1 - eps, 1 + eps], mean over the updates
+                "clip_frac": float(np.mean(clip_fracs)) if clip_fracs else 0.0,
             }
             if pl.exit_pdf is not None:
-                stats["exit_pdf"] = [float(x) for x in (pl.exit_pdf * m[..., None]).sum((0, 1)).detach()
-                                     / m.sum().clamp_min(1)]
+                stats["exit_pdf"] = [float(x) for x in (pl.exit_pdf * mb[..., None]).sum((0, 1)).detach()
+                                     / mb.sum().clamp_min(1)]
         if self.omega():
             stats["omega"] = self.omega()
         self.history.append(stats)

@@ -7,10 +7,12 @@ tables (H, S, A) and (H, S, B), from which the task computes the exact duality g
 ``act(observation, info)`` samples the max player's action at ``[h, s]`` (the min player's with
 ``info={"player": "min"}``).
 
-* :class:`SOSMD` -- least-squares Q + T self-play mirror-descent steps per stage (paper method).
+* :class:`SOSMD` -- T self-play mirror-descent iterations, each on least-squares Q-values of the
+  current policies, last iterate (paper method; reference = behavior cloning by default).
 * :class:`ROSE` -- least-squares Q + exact regularized stage equilibria.
-* :class:`NashVI`, :class:`PessimisticNashVI`, :class:`BehaviorCloning`, :class:`SelfPlayMD`,
-  :class:`NashOracle` -- baselines.
+* :class:`NashVI` (pessimistic fill of unvisited cells), :class:`PessimisticNashVI` (PNVI),
+  :class:`VILCBGame`, :class:`BehaviorCloning`, :class:`SelfPlayMD`, :class:`NashOracle` --
+  baselines.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _EXPORTS = (
     "ROSE",
     "NashVI",
     "PessimisticNashVI",
+    "VILCBGame",
     "BehaviorCloning",
     "SelfPlayMD",
     "NashOracle",

@@ -18,11 +18,18 @@ from icml26.agents.markov_games.estimation import (
     QEstimator,
     as_dataset,
     behavior_cloning,
+    empirical_regularized_gap,
     value_range,
 )
-from icml26.agents.markov_games.mirror_descent import VARIANTS, self_play_md, stage_value
+from icml26.agents.markov_games.mirror_descent import (
+    VARIANTS,
+    auto_eta,
+    md_step,
+    self_play_md,
+    stage_value,
+)
 from icml26.envs.markov_games.datasets import OfflineDataset
-from icml26.envs.markov_games.game import sample_categorical
+from icml26.envs.markov_games.game import masked_log, sample_categorical
 from icml26.envs.markov_games.metrics import nash_equilibrium
 from icml26.envs.markov_games.solvers import solve_matrix_games, solve_regularized_matrix_games
 
@@ -32,6 +39,7 @@ __all__ = [
     "ROSE",
     "NashVI",
     "PessimisticNashVI",
+    "VILCBGame",
     "BehaviorCloning",
     "SelfPlayMD",
     "NashOracle",
@@ -87,6 +95,14 @@ class TabularGameAgent:
         return int(sample_categorical(table[h, s][None], self._rng.random(1))[0])
 
 
+_REFERENCES = ("bc", "behavior", "uniform")
+
+
+def _check_reference(reference: str, who: str) -> None:
+    if reference not in _REFERENCES:
+        raise ValueError(f"{who}: reference must be one of {_REFERENCES}, got {reference!r}")
+
+
 def _references(
     ds: OfflineDataset, reference: str, smoothing: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -103,15 +119,26 @@ def _references(
 class SOSMD(TabularGameAgent):
     """Sequential Offline Self-play Mirror Descent (SOS-MD; ICML 2026, arXiv 2605.13025).
 
-    Backward from h = H: least-squares Q^_h from the data (tabular or linear features, ridge
-    ``lam``), then T self-play mirror-descent steps on every state's KL-regularized stage game
-    (step ``eta``, regularization ``beta`` toward the reference), output the last iterate and
-    pass its regularized value back. ``reference``: ``"behavior"`` (the data's exact marginal
-    behavior policy, the paper's reference), ``"bc"`` (estimated from the data) or
+    ``schedule="interleaved"`` (default; the paper's algorithm as described in the abstract):
+    starting from the reference, repeat T times: (1) least-squares evaluation of the *current*
+    policies, backward from h = H (``Q^t_h`` = ridge regression of ``r + V^t_{h+1}(s')`` with
+    ``V^t_h = mu^t_h' Q^t_h nu^t_h - beta KL(mu^t_h || ref) + beta KL(nu^t_h || ref)``); (2) one
+    KL-regularized self-play mirror-descent step at every (h, s) on ``Q^t_h``. The last iterate
+    is returned. Its fixed point is ROSE's solution on the same data, so the difference to ROSE
+    is the optimization error, which vanishes as T grows.
+    ``schedule="stagewise"``: T mirror-descent steps per stage, backward in h, on a Q^ that is
+    re-estimated only once per stage (the suite's v1 implementation, kept as an ablation; it
+    converges to ROSE geometrically stage by stage).
+
+    ``reference``: ``"bc"`` (default: behavior cloning of the data, what a learner has),
+    ``"behavior"`` (the data's exact marginal behavior policy: an oracle ablation) or
     ``"uniform"``. ``variant="magnetic"`` uses the implicit MMD update. ``eta="auto"`` takes the
-    per-state step ``beta / (beta^2 + (L/2)^2)`` (L: spread of Q^_h(s)) that maximizes the
-    contraction of the update; the iteration count needed grows like (L / beta)^2.
+    per-state step ``beta / (beta^2 + (L/2)^2)`` (L: spread of the current Q^_h(s)) that
+    maximizes the contraction of the update (L over the references' supports). ``snapshots``: iteration counts t <= T at which
+    the policies are kept in ``self.snapshots[t] = (mu, nu)`` (a gap-vs-T curve from one run).
     """
+
+    version = "2"
 
     def __init__(
         self,
@@ -120,16 +147,22 @@ class SOSMD(TabularGameAgent):
         T: int = 1000,
         lam: float = 1.0,
         features: Any = "tabular",
-        reference: str = "behavior",
+        reference: str = "bc",
         variant: str = "explicit",
         clip: bool = True,
         bc_smoothing: float = 0.0,
+        schedule: str = "interleaved",
+        snapshots: tuple[int, ...] = (),
     ) -> None:
         super().__init__()
         if not beta > 0:
             raise ValueError(f"SOSMD: beta must be > 0 (use SelfPlayMD for beta = 0), got {beta!r}")
         if variant not in VARIANTS:
             raise ValueError(f"SOSMD: variant must be one of {VARIANTS}, got {variant!r}")
+        if schedule not in ("interleaved", "stagewise"):
+            raise ValueError(
+                f"SOSMD: schedule must be 'interleaved' or 'stagewise', got {schedule!r}"
+            )
         if isinstance(eta, str):
             if eta != "auto":
                 raise ValueError(f"SOSMD: eta must be a number > 0 or 'auto', got {eta!r}")
@@ -139,6 +172,7 @@ class SOSMD(TabularGameAgent):
             )
         if not isinstance(T, (int, np.integer)) or T < 0:
             raise ValueError(f"SOSMD: T must be an integer >= 0, got {T!r}")
+        _check_reference(reference, "SOSMD")
         self.beta, self.eta, self.T, self.lam = (
             float(beta),
             eta if isinstance(eta, str) else float(eta),
@@ -146,11 +180,24 @@ class SOSMD(TabularGameAgent):
             float(lam),
         )
         self.features, self.reference, self.variant = features, reference, variant
-        self.clip, self.bc_smoothing = clip, bc_smoothing
+        self.clip, self.bc_smoothing, self.schedule = clip, bc_smoothing, schedule
+        self.snapshot_at = tuple(sorted({int(t) for t in snapshots if 0 <= int(t) <= self.T}))
+        self.snapshots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.estimator: QEstimator | None = None
+        self.references: tuple[np.ndarray, np.ndarray] | None = None
 
     def _fit(self, ds: OfflineDataset) -> None:
         est = QEstimator(ds, self.lam, self.features, self.clip)
         p, q = _references(ds, self.reference, self.bc_smoothing)
+        self.estimator, self.references = est, (p, q)
+        if self.schedule == "stagewise":
+            self._fit_stagewise(est, p, q, ds)
+        else:
+            self._fit_interleaved(est, p, q, ds)
+
+    def _fit_stagewise(
+        self, est: QEstimator, p: np.ndarray, q: np.ndarray, ds: OfflineDataset
+    ) -> None:
         H, S, A, B = ds.shape
         self.mu, self.nu = np.zeros((H, S, A)), np.zeros((H, S, B))
         v = np.zeros(S)
@@ -160,27 +207,73 @@ class SOSMD(TabularGameAgent):
                 Q, self.beta, self.eta, self.T, p[h], q[h], self.variant
             )
             v = stage_value(Q, self.mu[h], self.nu[h], self.beta, p[h], q[h])
-        self.stats["value_estimate"] = float(
-            v[ds.states[:, 0]].mean()
-        )  # regularized, from the data
+        self.stats["value_estimate"] = float(v[ds.states[:, 0]].mean())
+
+    def _fit_interleaved(
+        self, est: QEstimator, p: np.ndarray, q: np.ndarray, ds: OfflineDataset
+    ) -> None:
+        H, S, A, B = ds.shape
+        pf, qf = p.reshape(H * S, A), q.reshape(H * S, B)
+        sup_p, sup_q = pf > 0, qf > 0
+        lp, lq = np.where(sup_p, masked_log(pf), 0.0), np.where(sup_q, masked_log(qf), 0.0)
+        lmu, lnu = lp.copy(), lq.copy()  # start at the reference
+        self.snapshots = {}
+        Q = np.zeros((H, S, A, B))
+        v0 = np.zeros(S)
+        for t in range(self.T + 1):
+            mu, nu = np.exp(lmu) * sup_p, np.exp(lnu) * sup_q
+            if t in self.snapshot_at:
+                self.snapshots[t] = (mu.reshape(H, S, A).copy(), nu.reshape(H, S, B).copy())
+            # least-squares evaluation of the current pair, backward in h
+            v = np.zeros(S)
+            m3, n3 = mu.reshape(H, S, A), nu.reshape(H, S, B)
+            for h in reversed(range(H)):
+                Q[h] = est.q(h, v)
+                v = stage_value(Q[h], m3[h], n3[h], self.beta, p[h], q[h])
+            v0 = v
+            if t == self.T:
+                break
+            Qf = Q.reshape(H * S, A, B)
+            step = (
+                auto_eta(Qf, self.beta, sup_p, sup_q)[:, None]
+                if isinstance(self.eta, str)
+                else np.full((H * S, 1), self.eta)
+            )
+            lmu, lnu = md_step(Qf, lmu, lnu, lp, lq, sup_p, sup_q, step, self.beta, self.variant)
+        self.mu = (np.exp(lmu) * sup_p).reshape(H, S, A)
+        self.nu = (np.exp(lnu) * sup_q).reshape(H, S, B)
+        self.stats["value_estimate"] = float(v0[ds.states[:, 0]].mean())
+
+    def optimization_gap(self) -> float:
+        """The regularized NashConv of the learned pair in the estimated game (0 at ROSE's
+        solution on the same data): SOS-MD's optimization error after T iterations."""
+        if self.estimator is None or self.references is None or self.mu is None:
+            raise RuntimeError("SOSMD: call learn(dataset) before optimization_gap()")
+        return empirical_regularized_gap(
+            self.estimator, self.mu, self.nu, self.beta, *self.references
+        )
 
 
 class ROSE(TabularGameAgent):
     """Regularized Offline Sequential Equilibrium (ROSE): least-squares Q^_h backward in h and
-    the *exact* equilibrium of every KL-regularized stage game (no optimization error)."""
+    the *exact* equilibrium of every KL-regularized stage game (no optimization error).
+    ``reference`` as in :class:`SOSMD` (default ``"bc"``; ``"behavior"`` is the oracle ablation)."""
+
+    version = "2"
 
     def __init__(
         self,
         beta: float = 0.1,
         lam: float = 1.0,
         features: Any = "tabular",
-        reference: str = "behavior",
+        reference: str = "bc",
         clip: bool = True,
         bc_smoothing: float = 0.0,
     ) -> None:
         super().__init__()
         if not beta > 0:
             raise ValueError(f"ROSE: beta must be > 0, got {beta!r}")
+        _check_reference(reference, "ROSE")
         self.beta, self.lam, self.features, self.reference = (
             float(beta),
             float(lam),
@@ -192,6 +285,7 @@ class ROSE(TabularGameAgent):
     def _fit(self, ds: OfflineDataset) -> None:
         est = QEstimator(ds, self.lam, self.features, self.clip)
         p, q = _references(ds, self.reference, self.bc_smoothing)
+        self.estimator, self.references = est, (p, q)
         H, S, A, B = ds.shape
         self.mu, self.nu = np.zeros((H, S, A)), np.zeros((H, S, B))
         v = np.zeros(S)
@@ -200,17 +294,62 @@ class ROSE(TabularGameAgent):
             self.mu[h], self.nu[h], v = solve_regularized_matrix_games(Q, self.beta, p[h], q[h])
 
 
+def _confidence_vi(
+    agent: TabularGameAgent, ds: OfflineDataset, bonus: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower/upper confidence Nash VI on the empirical model (lambda = 0).
+
+    ``Q_lo = clip(Q^(V_lo) - b_lo)``, ``Q_hi = clip(Q^(V_hi) + b_hi)`` to the range of returns;
+    the max player plays the maximin strategy of ``Q_lo``, the min player the minimax strategy
+    of ``Q_hi``. ``bonus(h, N, est, v_lo, v_hi) -> (b_lo, b_hi)``; unvisited cells (N = 0)
+    always get the whole range (the pessimistic end for each player).
+    """
+    est = QEstimator(ds, 0.0, "tabular", clip=False)
+    H, S, A, B = ds.shape
+    mu, nu = np.zeros((H, S, A)), np.zeros((H, S, B))
+    v_lo, v_hi = np.zeros(S), np.zeros(S)
+    for h in reversed(range(H)):
+        lo, hi = value_range(ds, h)
+        N = est.counts[h]
+        b_lo, b_hi = bonus(h, N, est, v_lo, v_hi)
+        q_lo = np.where(N > 0, np.clip(est.q(h, v_lo) - b_lo, lo, hi), lo)
+        q_hi = np.where(N > 0, np.clip(est.q(h, v_hi) + b_hi, lo, hi), hi)
+        mu[h], _, v_lo = solve_matrix_games(q_lo, ds.legal_max[h], ds.legal_min[h])
+        _, nu[h], _ = solve_matrix_games(q_hi, ds.legal_max[h], ds.legal_min[h])
+        v_hi = np.where(ds.legal_max[h], np.einsum("sab,sb->sa", q_hi, nu[h]), -np.inf).max(1)
+    # the confidence bounds on V^{mu,dagger}_1 (lower) and V^{dagger,nu}_1 (upper) per state
+    agent.stats["bounds"] = (v_lo.tolist(), v_hi.tolist())
+    return mu, nu
+
+
 class NashVI(TabularGameAgent):
     """Plug-in Nash value iteration on the empirical model: Q^_h = empirical mean of
-    r + V^_{h+1}(s') per (h, s, a, b) (``fill`` where unvisited), exact Nash per stage (LP)."""
+    r + V^_{h+1}(s') per (h, s, a, b), exact Nash per stage (LP).
 
-    def __init__(self, lam: float = 0.0, fill: float = 0.0) -> None:
+    ``fill`` is the value of cells the data never visit: ``"pessimistic"`` (default) gives each
+    player the worst end of the return range there (the max player's policy is computed with
+    unvisited Q = (H - h) r_min, the min player's with (H - h) r_max; no bonus on visited cells),
+    a number fills both players' Q with it (``fill=0.0`` was the v1 default, which favours the
+    min player when rewards are >= 0).
+    """
+
+    version = "2"
+
+    def __init__(self, lam: float = 0.0, fill: float | str = "pessimistic") -> None:
         super().__init__()
-        self.lam, self.fill = float(lam), float(fill)
+        if isinstance(fill, str) and fill != "pessimistic":
+            raise ValueError(f"NashVI: fill must be 'pessimistic' or a number, got {fill!r}")
+        self.lam = float(lam)
+        self.fill = fill if isinstance(fill, str) else float(fill)
 
     def _fit(self, ds: OfflineDataset) -> None:
-        est = QEstimator(ds, self.lam, "tabular", clip=True, fill=self.fill)
         H, S, A, B = ds.shape
+        if self.fill == "pessimistic" and self.lam == 0:
+            zero = np.zeros((S, A, B))
+            self.mu, self.nu = _confidence_vi(self, ds, lambda *_: (zero, zero))
+            return
+        fill = 0.0 if isinstance(self.fill, str) else self.fill
+        est = QEstimator(ds, self.lam, "tabular", clip=True, fill=fill)
         self.mu, self.nu = np.zeros((H, S, A)), np.zeros((H, S, B))
         v = np.zeros(S)
         for h in reversed(range(H)):
@@ -220,16 +359,14 @@ class NashVI(TabularGameAgent):
 
 
 class PessimisticNashVI(TabularGameAgent):
-    """Pessimistic Nash value iteration with lower/upper confidence bounds (VI-LCB-Game style;
-    Cui & Du 2022, Yan et al. 2022).
+    """Pessimistic Nash value iteration with Hoeffding lower/upper confidence bounds (PNVI,
+    Cui & Du 2022; the same template as VI-LCB-Game, Yan et al. 2022).
 
-    ``Q_lo = clip(Q^(V_lo) - b)``, ``Q_hi = clip(Q^(V_hi) + b)`` with the Hoeffding bonus
-    ``b_h = c (H - h)(r_max - r_min) sqrt(log(2 H S A B n / delta) / max(N_h(s, a, b), 1))``
-    (the full range where N = 0); the max player plays the maximin strategy of ``Q_lo`` and
-    the min player the minimax strategy of ``Q_hi``. The theory constant c = 1 is so
-    conservative that on the S = 10, A = B = 3, H = 5 random game the policy stays at the
-    pessimistic corner until n ~ 1e5 (gap 2.4 at n = 1e4); the default c = 0.1 is the best of
-    {1, 0.3, 0.1} there (0.05 at n = 1e4).
+    Bonus ``b_h = c (H - h)(r_max - r_min) sqrt(log(2 H S A B n / delta) / N_h(s, a, b))`` (the
+    full range where N = 0); see :func:`_confidence_vi`. ``c = 1`` is the bound as written
+    (registered as ``mg-pnvi``); on the S = 10, A = B = 3, H = 5 random game it keeps the policy
+    at the pessimistic corner until n ~ 1e5, so the default here is the tuned c = 0.1
+    (``mg-pessimistic-vi``), the best of {1, 0.3, 0.1} there.
     """
 
     def __init__(self, c: float = 0.1, delta: float = 0.1) -> None:
@@ -241,25 +378,53 @@ class PessimisticNashVI(TabularGameAgent):
         self.c, self.delta = float(c), float(delta)
 
     def _fit(self, ds: OfflineDataset) -> None:
-        est = QEstimator(ds, 0.0, "tabular", clip=False)
         H, S, A, B = ds.shape
         log_term = np.log(2 * H * S * A * B * max(ds.n, 1) / self.delta)
-        self.mu, self.nu = np.zeros((H, S, A)), np.zeros((H, S, B))
-        v_lo, v_hi = np.zeros(S), np.zeros(S)
-        for h in reversed(range(H)):
+
+        def bonus(h: int, N: np.ndarray, *_: Any) -> tuple[np.ndarray, np.ndarray]:
             lo, hi = value_range(ds, h)
-            N = est.counts[h]
-            bonus = np.where(
-                N > 0, self.c * (hi - lo) * np.sqrt(log_term / np.maximum(N, 1)), np.inf
-            )
-            # Q^ with fill = 0 where N = 0; the infinite bonus then clips to the range
-            q_lo = np.clip(est.q(h, v_lo) - bonus, lo, hi)
-            q_hi = np.clip(est.q(h, v_hi) + bonus, lo, hi)
-            self.mu[h], _, v_lo = solve_matrix_games(q_lo, ds.legal_max[h], ds.legal_min[h])
-            _, self.nu[h], _ = solve_matrix_games(q_hi, ds.legal_max[h], ds.legal_min[h])
-            v_hi = np.where(
-                ds.legal_max[h], np.einsum("sab,sb->sa", q_hi, self.nu[h]), -np.inf
-            ).max(1)
+            b = self.c * (hi - lo) * np.sqrt(log_term / np.maximum(N, 1))
+            return b, b
+
+        self.mu, self.nu = _confidence_vi(self, ds, bonus)
+
+
+class VILCBGame(TabularGameAgent):
+    """VI-LCB-Game (Yan, Li, Chen & Fan 2022): pessimistic model-based Nash VI with
+    Bernstein-style penalties, finite-horizon form.
+
+    ``b_h = min(max(sqrt(c_b iota Var_{P^_h}(V_{h+1}) / N), c_b (H - h) R iota / N), (H - h) R)``
+    with ``iota = log(2 H S A B n / delta)``, R = r_max - r_min, and the empirical next-state
+    variance of the lower (upper) value for the max (min) player's bound. The paper's c_b is an
+    unspecified universal constant; ``c_b = 1`` is the bound as written, not tuned down.
+    """
+
+    def __init__(self, c_b: float = 1.0, delta: float = 0.1) -> None:
+        super().__init__()
+        if not c_b >= 0 or not 0 < delta < 1:
+            raise ValueError(f"VILCBGame: need c_b >= 0 and 0 < delta < 1, got {c_b}, {delta}")
+        self.c_b, self.delta = float(c_b), float(delta)
+
+    def _fit(self, ds: OfflineDataset) -> None:
+        H, S, A, B = ds.shape
+        iota = np.log(2 * H * S * A * B * max(ds.n, 1) / self.delta)
+
+        def bonus(
+            h: int, N: np.ndarray, est: QEstimator, v_lo: np.ndarray, v_hi: np.ndarray
+        ) -> tuple[np.ndarray, np.ndarray]:
+            lo, hi = value_range(ds, h)
+            span = hi - lo
+            n1 = np.maximum(N, 1).ravel()
+            out = []
+            for v in (v_lo, v_hi):
+                m1 = (est._next[h] @ v) / n1
+                m2 = (est._next[h] @ (v * v)) / n1
+                var = np.maximum(m2 - m1 * m1, 0.0)
+                b = np.maximum(np.sqrt(self.c_b * iota * var / n1), self.c_b * span * iota / n1)
+                out.append(np.minimum(b, span).reshape(S, A, B))
+            return out[0], out[1]
+
+        self.mu, self.nu = _confidence_vi(self, ds, bonus)
 
 
 class BehaviorCloning(TabularGameAgent):

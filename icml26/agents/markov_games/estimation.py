@@ -13,7 +13,13 @@ import numpy as np
 
 from icml26.envs.markov_games.datasets import OfflineDataset, load_dataset
 
-__all__ = ["as_dataset", "QEstimator", "behavior_cloning", "value_range"]
+__all__ = [
+    "as_dataset",
+    "QEstimator",
+    "behavior_cloning",
+    "value_range",
+    "empirical_regularized_gap",
+]
 
 
 def as_dataset(data: Any, who: str) -> OfflineDataset:
@@ -102,28 +108,79 @@ class QEstimator:
         self.counts = np.stack(
             [np.bincount(self._idx[:, h], minlength=S * A * B) for h in range(H)]
         ).reshape(H, S, A, B)
-        self._gram: dict[int, np.ndarray] = {}
+        # sufficient statistics, so that q(h, v) costs O(S A B + nnz) instead of O(n):
+        # Q^_h = (sum of rewards + C_h v) / (N + lambda), C_h[(s, a, b), s'] next-state counts
+        from scipy import sparse
+
+        self._sum_r = np.stack(
+            [
+                np.bincount(self._idx[:, h], weights=d.rewards[:, h], minlength=S * A * B)
+                for h in range(H)
+            ]
+        )
+        ones = np.ones(d.n)
+        self._next = [
+            sparse.csr_matrix((ones, (self._idx[:, h], d.next_states[:, h])), shape=(S * A * B, S))
+            for h in range(H)
+        ]
+        self._lin: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def q(self, h: int, v_next: np.ndarray) -> np.ndarray:
         """Q^_h (S, A, B) from the step-h samples and the next-step value estimate v_next (S,)."""
         H, S, A, B = self.shape
-        d = self.data
-        y = d.rewards[:, h] + np.asarray(v_next)[d.next_states[:, h]]
+        v = np.asarray(v_next, dtype=np.float64)
         if self.features is None:
-            sums = np.bincount(self._idx[:, h], weights=y, minlength=S * A * B).reshape(S, A, B)
+            sums = (self._sum_r[h] + self._next[h] @ v).reshape(S, A, B)
             den = self.counts[h] + self.lam
             Q = np.where(den > 0, sums / np.where(den > 0, den, 1.0), self.fill)
         else:
-            phi_all = self.features[h].reshape(S * A * B, -1)
-            phi = phi_all[self._idx[:, h]]
-            if h not in self._gram:
-                self._gram[h] = phi.T @ phi + self.lam * np.eye(phi.shape[1])
-            w = np.linalg.solve(self._gram[h], phi.T @ y)
-            Q = (phi_all @ w).reshape(S, A, B)
+            if (
+                h not in self._lin
+            ):  # w = G^-1 phi^T (r + E v): precompute G^-1 phi^T r, G^-1 phi^T E
+                phi_all = self.features[h].reshape(S * A * B, -1)
+                phi = phi_all[self._idx[:, h]]
+                gram = phi.T @ phi + self.lam * np.eye(phi.shape[1])
+                rhs_r = phi.T @ self.data.rewards[:, h]
+                rhs_e = np.asarray((self._next[h].T @ phi_all).T)  # (d, S) = phi^T E
+                sol = np.linalg.solve(gram, np.column_stack([rhs_r, rhs_e]))
+                self._lin[h] = (phi_all, sol[:, 0], sol[:, 1:])
+            phi_all, w_r, w_e = self._lin[h]
+            Q = (phi_all @ (w_r + w_e @ v)).reshape(S, A, B)
         if self.clip:
-            lo, hi = value_range(d, h)
+            lo, hi = value_range(self.data, h)
             Q = np.clip(Q, lo, hi)
         return Q
+
+
+def empirical_regularized_gap(
+    est: QEstimator,
+    mu: np.ndarray,
+    nu: np.ndarray,
+    beta: float,
+    p: np.ndarray,
+    q: np.ndarray,
+    initial: np.ndarray | None = None,
+) -> float:
+    """The beta-regularized NashConv of (mu, nu) in the *estimated* game: the soft best
+    responses of :func:`~icml26.envs.markov_games.metrics.regularized_gap` with ``est.q`` as
+    the Bellman operator. ROSE's output has gap 0 here (to rounding), so for SOS-MD this is the
+    optimization error alone, on a fixed dataset. ``initial``: weights over states at h = 0
+    (default: the empirical initial-state distribution of the data)."""
+    from icml26.envs.markov_games.game import masked_log
+    from icml26.envs.markov_games.metrics import _logsumexp
+    from icml26.envs.markov_games.solvers import kl
+
+    H, S, _, _ = est.shape
+    if initial is None:
+        initial = np.bincount(est.data.states[:, 0], minlength=S) / est.data.n
+    lp, lq = masked_log(p), masked_log(q)
+    v_hi, v_lo = np.zeros(S), np.zeros(S)
+    for h in reversed(range(H)):
+        qa = np.einsum("sab,sb->sa", est.q(h, v_hi), nu[h])
+        v_hi = beta * _logsumexp(lp[h] + qa / beta) + beta * kl(nu[h], q[h])
+        qb = np.einsum("sa,sab->sb", mu[h], est.q(h, v_lo))
+        v_lo = -beta * _logsumexp(lq[h] - qb / beta) - beta * kl(mu[h], p[h])
+    return max(float(initial @ (v_hi - v_lo)), 0.0)
 
 
 def behavior_cloning(

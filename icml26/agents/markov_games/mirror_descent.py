@@ -18,19 +18,31 @@ from icml26.envs.markov_games.game import TabularMarkovGame, masked_log, uniform
 from icml26.envs.markov_games.metrics import q_values
 from icml26.envs.markov_games.solvers import kl, log_softmax
 
-__all__ = ["self_play_md", "stage_value", "self_play_md_exact", "auto_eta"]
+__all__ = ["self_play_md", "md_step", "stage_value", "self_play_md_exact", "auto_eta"]
 
 VARIANTS = ("explicit", "magnetic")
 
 
-def auto_eta(Q: np.ndarray, beta: float) -> np.ndarray:
-    """Per-game step ``beta / (beta^2 + (L / 2)^2)`` with L = max - min of the game's entries.
+def auto_eta(
+    Q: np.ndarray,
+    beta: float,
+    sup_p: np.ndarray | None = None,
+    sup_q: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per-game step ``beta / (beta^2 + (L / 2)^2)`` with L = max - min of the game's entries
+    (over the references' supports ``sup_p`` (N, A) x ``sup_q`` (N, B) when given: entries the
+    iterates can never play do not slow the step down).
 
     The linearized explicit update contracts with modulus ``sqrt((1 - eta beta)^2 + eta^2
     sigma^2)`` (sigma: the payoff's strength, at most L / 2 around its mean); this step
     minimizes it. With beta = 0 it falls back to ``1 / L``.
     """
-    L = np.ptp(Q.reshape(Q.shape[0], -1), axis=1)
+    flat = Q.reshape(Q.shape[0], -1)
+    if sup_p is None or sup_q is None:
+        L = np.ptp(flat, axis=1)
+    else:
+        m = (sup_p[:, :, None] & sup_q[:, None, :]).reshape(Q.shape[0], -1)
+        L = np.where(m, flat, -np.inf).max(1) - np.where(m, flat, np.inf).min(1)
     half = np.maximum(L / 2, 1e-12)
     if beta > 0:
         return beta / (beta**2 + half**2)
@@ -87,27 +99,50 @@ def self_play_md(
     mu, nu = np.exp(lmu) * sup_p, np.exp(lnu) * sup_q
     mu_sum, nu_sum = np.zeros_like(mu), np.zeros_like(nu)
     step = (
-        auto_eta(Q, beta)[:, None] if isinstance(eta, str) else np.full((Q.shape[0], 1), float(eta))
+        auto_eta(Q, beta, sup_p, sup_q)[:, None]
+        if isinstance(eta, str)
+        else np.full((Q.shape[0], 1), float(eta))
     )
-    eta_ = step
-    eb = eta_ * beta
     for _ in range(int(T)):
-        g_mu = np.einsum("nab,nb->na", Q, nu)
-        g_nu = -np.einsum("nab,na->nb", Q, mu)
-        if variant == "explicit":
-            zmu = (1 - eb) * lmu + eb * lp + eta_ * g_mu
-            znu = (1 - eb) * lnu + eb * lq + eta_ * g_nu
-        else:
-            zmu = (lmu + eta_ * g_mu + eb * lp) / (1 + eb)
-            znu = (lnu + eta_ * g_nu + eb * lq) / (1 + eb)
-        lmu = np.where(sup_p, log_softmax(np.where(sup_p, zmu, -np.inf)), 0.0)
-        lnu = np.where(sup_q, log_softmax(np.where(sup_q, znu, -np.inf)), 0.0)
+        lmu, lnu = md_step(Q, lmu, lnu, lp, lq, sup_p, sup_q, step, beta, variant)
         mu, nu = np.exp(lmu) * sup_p, np.exp(lnu) * sup_q
         mu_sum += mu
         nu_sum += nu
     if T == 0:
         return mu, nu, mu.copy(), nu.copy()
     return mu, nu, mu_sum / T, nu_sum / T
+
+
+def md_step(
+    Q: np.ndarray,
+    lmu: np.ndarray,
+    lnu: np.ndarray,
+    lp: np.ndarray,
+    lq: np.ndarray,
+    sup_p: np.ndarray,
+    sup_q: np.ndarray,
+    eta: np.ndarray,
+    beta: float,
+    variant: str = "explicit",
+) -> tuple[np.ndarray, np.ndarray]:
+    """One simultaneous self-play step on N games from log-policies ``lmu`` (N, A), ``lnu`` (N, B).
+
+    ``lp``/``lq``: log-references (0 outside the supports ``sup_p``/``sup_q``, which the
+    iterates never leave); ``eta`` (N, 1) per-game steps. Returns the new log-policies.
+    """
+    mu, nu = np.exp(lmu) * sup_p, np.exp(lnu) * sup_q
+    g_mu = np.einsum("nab,nb->na", Q, nu)
+    g_nu = -np.einsum("nab,na->nb", Q, mu)
+    eb = eta * beta
+    if variant == "explicit":
+        zmu = (1 - eb) * lmu + eb * lp + eta * g_mu
+        znu = (1 - eb) * lnu + eb * lq + eta * g_nu
+    else:
+        zmu = (lmu + eta * g_mu + eb * lp) / (1 + eb)
+        znu = (lnu + eta * g_nu + eb * lq) / (1 + eb)
+    lmu = np.where(sup_p, log_softmax(np.where(sup_p, zmu, -np.inf)), 0.0)
+    lnu = np.where(sup_q, log_softmax(np.where(sup_q, znu, -np.inf)), 0.0)
+    return lmu, lnu
 
 
 def stage_value(

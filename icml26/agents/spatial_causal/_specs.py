@@ -20,6 +20,12 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "kwargs": {"head": "spatialplus"},
     },
     {
+        "name": "spatial-deconfounder-ref",
+        "entry_point": f"{_M}.reference:ReferenceDeconfounder",
+        "description": "Reference Spatial Deconfounder on lattices (Spatial-CI deconfounder.py): per-pixel "
+        "latent over the patch, patch-Laplacian prior, own treatment in the encoder, beta by predictive checks, Spatial+ head.",
+    },
+    {
         "name": "sc-diff-means",
         "entry_point": f"{_M}.regression:DifferenceInMeans",
         "description": "Difference in means (DE) and unadjusted exposure slope (SE); no adjustment.",
@@ -61,6 +67,27 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "name": "sc-gcn",
         "entry_point": f"{_M}.gcn:GCNOutcome",
         "description": "Two-layer GCN outcome model on (A, e, X, coords); exact per-unit counterfactuals.",
+    },
+    {
+        "name": "sc-gm-error",
+        "entry_point": f"{_M}.regression:GMError",
+        "description": "Spatial error model (GM_Error): Kelejian-Prucha lambda, then FGLS on [1, A, e, X].",
+    },
+    {
+        "name": "sc-ipw",
+        "entry_point": f"{_M}.weighting:IPW",
+        "description": "IPW marginal structural model in (A, e) with a joint propensity for own treatment "
+        "and neighbour count (logistic x Poisson-binomial; Forastiere et al. 2021).",
+    },
+    {
+        "name": "sc-aipw",
+        "entry_point": f"{_M}.weighting:AIPW",
+        "description": "Doubly robust (AIPW) MSM in (A, e): exposure-OLS outcome model + joint-propensity weights.",
+    },
+    {
+        "name": "sc-ht",
+        "entry_point": f"{_M}.weighting:HorvitzThompson",
+        "description": "Horvitz-Thompson estimates of DE, SE and ERF with the joint propensity (Aronow & Samii 2017).",
     },
     {
         "name": "sc-oracle",

@@ -41,13 +41,18 @@ class SpatialData:
     e: np.ndarray  # observed exposure W a
     e_all: np.ndarray  # exposure with every neighbour treated (1, or 0 for isolated units)
     e_half: np.ndarray  # exposure with floor(k/2) of the k neighbours treated
+    erf_q: np.ndarray  # (m,) shares of treated neighbours at which the ERF is reported
+    e_levels: np.ndarray  # (m, n) exposure with floor(q k) of the k neighbours treated, per level q
 
     @property
     def n(self) -> int:
         return int(self.y.size)
 
     @classmethod
-    def from_observation(cls, obs: Mapping[str, Any], radius: int | None = None) -> SpatialData:
+    def from_observation(cls, obs: Mapping[str, Any], radius: int | None = None,
+                         erf_levels: Any = None) -> SpatialData:
+        """Parse an observation; ``erf_levels`` are the ERF's neighbour shares (the env's
+        ``info["erf_levels"]``; default (0, 0.5, 1))."""
         if not isinstance(obs, Mapping):
             raise TypeError(f"expected a SpaCEInterference observation dict with keys {_KEYS}, got {type(obs).__name__}")
         missing = [k for k in _KEYS if k not in obs]
@@ -68,7 +73,11 @@ class SpatialData:
         k = np.diff(ball.indptr).astype(np.float64)
         e_all = np.asarray(w.sum(axis=1)).ravel()
         e_half = np.divide(np.floor(k / 2), k, out=np.zeros_like(k), where=k > 0)
-        return cls(coords, x, a, y, adj, scored, r, ball, w, w @ a, e_all, e_half)
+        q = np.asarray((0.0, 0.5, 1.0) if erf_levels is None else erf_levels, dtype=np.float64).reshape(-1)
+        if q.size < 2 or not np.all((q >= 0) & (q <= 1)):
+            raise ValueError(f"erf_levels must be >= 2 shares in [0, 1], got {q.tolist()}")
+        e_lv = np.stack([np.divide(np.floor(v * k + 1e-9), k, out=np.zeros_like(k), where=k > 0) for v in q])
+        return cls(coords, x, a, y, adj, scored, r, ball, w, w @ a, e_all, e_half, q, e_lv)
 
 
 @dataclass
@@ -83,7 +92,7 @@ class EffectEstimate:
             "spillover": np.array([self.spillover], dtype=np.float64),
         }
         if self.erf is not None:
-            out["erf"] = np.asarray(self.erf, dtype=np.float64).reshape(3)
+            out["erf"] = np.asarray(self.erf, dtype=np.float64).reshape(-1)
         return out
 
 
@@ -107,7 +116,8 @@ class EffectAgent:
         self.diagnostics = {}
         # one BLAS thread: these fits are small, and contended BLAS threads only spin (see below)
         with _blas_single_thread():
-            data = SpatialData.from_observation(observation, self.radius)
+            levels = (info or {}).get("erf_levels")
+            data = SpatialData.from_observation(observation, self.radius, levels)
             est = self.estimate(data, dict(info or {}))
         if not (np.isfinite(est.direct) and np.isfinite(est.spillover)):
             raise FloatingPointError(f"{type(self).__name__} produced non-finite estimates {est}")
@@ -184,7 +194,7 @@ def g_formula(
     de = float(np.mean((predict(ones, data.e) - predict(zeros, data.e))[s]))
     y1, y0 = predict(data.a, data.e_all), predict(data.a, zeros)
     se = float(np.mean((y1 - y0)[s]))
-    erf = np.array([y0[s].mean(), predict(data.a, data.e_half)[s].mean(), y1[s].mean()])
+    erf = np.array([predict(data.a, lv)[s].mean() for lv in data.e_levels])
     return EffectEstimate(de, se, erf)
 
 
@@ -218,7 +228,7 @@ def per_unit_counterfactuals(
     dozen passes instead of 4n.
     """
     n, r = data.n, data.radius
-    out = {"own": np.zeros((n, 2)), "nbr": np.zeros((n, 2)), "half": np.zeros(n)}
+    out = {"own": np.zeros((n, 2)), "nbr": np.zeros((n, 2)), "levels": np.zeros((n, data.erf_q.size))}
     a_obs = data.a
     # own flips: flipping i reaches predictions within receptive_hops of i
     col_own = greedy_coloring(graphs.hop_ball(data.adj, receptive_hops))
@@ -241,11 +251,12 @@ def per_unit_counterfactuals(
             a = a_obs.copy()
             a[cols] = v
             out["nbr"][members, v] = predict(a)[members]
-        # half: the first floor(k/2) neighbours (by index) treated, the rest untreated
-        a = a_obs.copy()
-        for i in members:
-            nb = ball.indices[ball.indptr[i]:ball.indptr[i + 1]]
-            a[nb] = 0.0
-            a[nb[: nb.size // 2]] = 1.0
-        out["half"][members] = predict(a)[members]
+        # ERF levels: the first floor(q k) neighbours (by index) treated, the rest untreated
+        for j, q in enumerate(data.erf_q):
+            a = a_obs.copy()
+            for i in members:
+                nb = ball.indices[ball.indptr[i]:ball.indptr[i + 1]]
+                a[nb] = 0.0
+                a[nb[: int(np.floor(q * nb.size + 1e-9))]] = 1.0
+            out["levels"][members, j] = predict(a)[members]
     return out

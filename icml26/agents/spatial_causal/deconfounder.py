@@ -19,9 +19,13 @@ paper) held at its observed-data value: ``head="linear"`` is least squares on
 ``head="spatialplus"`` Spatial+ with ``Z, Z^2, Z^3`` as covariates (the paper's best head). Direct and
 spillover effects come from setting the own or the neighbours' treatments (g-formula).
 
-Differences from the reference code, all forced by irregular graphs: the encoder reads ring
-summaries instead of a (2r+1)^2 image patch, latents live on units (not on patch pixels), and the
-GMRF prior uses the whole graph's Laplacian instead of one patch's. Training is full batch.
+This is a graph adaptation, not the reference model: the encoder reads ring summaries (reach
+r + 2 hops) instead of a (2r+1)^2 image patch, leaves the own treatment out, keeps one latent per
+unit (not a latent field over patch pixels) with the whole graph's Laplacian as prior, anneals
+beta to 0.1 (the reference tunes 1e-5..1e-4) and does no predictive-check model selection.
+Training is full batch. On lattices the reference model is
+:class:`~icml26.agents.spatial_causal.reference.ReferenceDeconfounder`
+(``spatial-deconfounder-ref``); this one also runs on irregular graphs.
 """
 
 from __future__ import annotations

@@ -83,5 +83,5 @@ class GCNOutcome(EffectAgent):
         s = data.scored
         de = float(np.mean(cf["own"][s, 1] - cf["own"][s, 0]))
         se = float(np.mean(cf["nbr"][s, 1] - cf["nbr"][s, 0]))
-        erf = np.array([cf["nbr"][s, 0].mean(), cf["half"][s].mean(), cf["nbr"][s, 1].mean()])
+        erf = cf["levels"][s].mean(axis=0)
         return EffectEstimate(de, se, erf)

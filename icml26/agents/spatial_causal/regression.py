@@ -9,6 +9,8 @@
   the spatial trend from the treatment and the exposure and regresses on their residuals.
 * :class:`SpatialLag2SLS` -- spatial two-stage least squares lag model (Kelejian & Prucha 1998;
   PySAL ``GM_Lag``), with ``slx=True`` the spatial Durbin model (``WA``, ``WX`` added).
+* :class:`GMError` -- spatial error model by generalized moments and feasible GLS (PySAL
+  ``GM_Error``).
 * :class:`OracleRegression` -- sees the hidden confounder ``U`` (reference only, never ranked).
 """
 
@@ -30,6 +32,8 @@ from icml26.agents.spatial_causal.common import (
 
 __all__ = [
     "DifferenceInMeans",
+    "GMError",
+    "kelejian_prucha_lambda",
     "OLS",
     "OLSExposure",
     "OracleRegression",
@@ -52,7 +56,7 @@ class DifferenceInMeans(EffectAgent):
         de = float(y[a == 1].mean() - y[a == 0].mean())
         slope, icpt = np.polyfit(data.e[s], y, 1)
         se = float(slope * data.e_all[s].mean())
-        erf = icpt + slope * np.array([0.0, data.e_half[s].mean(), data.e_all[s].mean()])
+        erf = icpt + slope * data.e_levels[:, s].mean(axis=1)
         return EffectEstimate(de, se, erf)
 
 
@@ -193,9 +197,8 @@ def spatial_regression_effects(
     beta_a, beta_e = float(coef[1]), float(coef[2])
     s = data.scored
     se = beta_e * float(data.e_all[s].mean())
-    # ERF: observed outcomes moved along the fitted exposure slope to 0 / half / all treated
-    levels = (np.zeros(data.n), data.e_half, data.e_all)
-    erf = np.array([float(np.mean((data.y + beta_e * (lv - data.e))[s])) for lv in levels])
+    # ERF: observed outcomes moved along the fitted exposure slope to each level's exposure
+    erf = np.array([float(np.mean((data.y + beta_e * (lv - data.e))[s])) for lv in data.e_levels])
     return EffectEstimate(beta_a, se, erf)
 
 
@@ -280,4 +283,73 @@ class SpatialLag2SLS(EffectAgent):
         nb = (data.ball > 0).astype(np.float64)
         se_i = np.asarray(nb.multiply(s_mat).sum(axis=1)).ravel()
         se = float(np.mean(se_i[sc]))
-        return EffectEstimate(de, se, None)
+        # ERF: Y_i moves by sum_j S_ij (pattern_j - a_j) when unit i's neighbours take the level's
+        # pattern (the first floor(q k) by index treated), as the simulator's per-unit counterfactual
+        ball = sp.csr_matrix(data.ball)
+        rows = np.repeat(np.arange(n), np.diff(ball.indptr))
+        rank = np.arange(rows.size) - ball.indptr[rows]
+        k = np.diff(ball.indptr)[rows]
+        s_vals = s_mat[rows, ball.indices]
+        erf = []
+        for q in data.erf_q:
+            pattern = (rank < np.floor(q * k + 1e-9)).astype(np.float64)
+            shift = np.bincount(rows, weights=s_vals * (pattern - data.a[ball.indices]), minlength=n)
+            erf.append(float(np.mean((data.y + shift)[sc])))
+        return EffectEstimate(de, se, np.array(erf))
+
+
+# ----------------------------------------------------------------------------- spatial error model
+
+
+def kelejian_prucha_lambda(u: np.ndarray, w: sp.csr_matrix, bound: float = 0.99) -> tuple[float, float]:
+    """Generalized-moments estimate of ``lambda`` in ``u = lambda W u + eps`` (Kelejian & Prucha
+    1999) from regression residuals ``u``: ``(lambda, sigma^2)``.
+
+    The three moments ``E[eps'eps]/n = sigma^2``, ``E[(W eps)'(W eps)]/n = sigma^2 tr(W'W)/n`` and
+    ``E[(W eps)'eps]/n = 0`` are linear in ``(lambda, lambda^2, sigma^2)``; ``sigma^2`` is profiled
+    out by least squares and ``lambda`` is found on ``[-bound, bound]`` (bounded scalar search).
+    """
+    from scipy.optimize import minimize_scalar
+
+    n = u.size
+    ub = w @ u
+    ubb = w @ ub
+    tr = float(w.multiply(w).sum())  # tr(W'W) = sum of squared entries
+    g = np.array([u @ u, ub @ ub, u @ ub]) / n
+    big = np.array([
+        [2 * u @ ub, -(ub @ ub), n],
+        [2 * ub @ ubb, -(ubb @ ubb), tr],
+        [u @ ubb + ub @ ub, -(ub @ ubb), 0.0],
+    ]) / n
+    g3 = big[:, 2]
+
+    def resid(lam: float) -> tuple[np.ndarray, float]:
+        r = g - big[:, :2] @ np.array([lam, lam * lam])
+        s2 = float(g3 @ r / (g3 @ g3))
+        return r - g3 * s2, s2
+
+    res = minimize_scalar(lambda lam: float(np.sum(resid(lam)[0] ** 2)), bounds=(-bound, bound),
+                          method="bounded", options={"xatol": 1e-8})
+    lam = float(res.x)
+    return lam, resid(lam)[1]
+
+
+class GMError(EffectAgent):
+    """Spatial error model ``Y = b0 + A b + e t + X c + u``, ``u = lambda W u + eps`` (PySAL
+    ``spreg.GM_Error``; Spatial-CI's ``gmerror`` baseline): OLS residuals give ``lambda`` by
+    Kelejian-Prucha generalized moments, then feasible GLS on the spatially filtered data
+    ``(I - lambda W) Y`` and ``(I - lambda W) [1, A, e, X]``. The error process carries no
+    treatment effect, so DE = b and SE = t x (exposure change 0 -> all neighbours treated).
+    """
+
+    def estimate(self, data: SpatialData, info: dict[str, Any]) -> EffectEstimate:
+        w = data.w
+        z = np.column_stack([np.ones(data.n), data.a, data.e, data.x])
+        beta = lstsq(z, data.y)
+        lam, sigma2 = kelejian_prucha_lambda(data.y - z @ beta, w)
+        self.diagnostics = {"lambda": lam, "sigma2": sigma2}
+        beta = lstsq(z - lam * (w @ z), data.y - lam * (w @ data.y))
+        s = data.scored
+        b_a, b_e = float(beta[1]), float(beta[2])
+        erf = np.array([float(np.mean((data.y + b_e * (lv - data.e))[s])) for lv in data.e_levels])
+        return EffectEstimate(b_a, b_e * float(data.e_all[s].mean()), erf)

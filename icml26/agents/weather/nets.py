@@ -12,7 +12,7 @@ EMFormer (released code, ``networks/EMFormer.py``):
   windows 8x8, 16x4 and 4x16, a linear split back with a skip connection, a block, and a
   linear head back to the grid;
 * :class:`CompositeLoss` -- ``(1 - w) L_gen + w mean(lat-weighted RMSE)``, ``w = (sin(theta) + 1) / 2``,
-  theta learnable from -pi/2, ``L_gen = mean((p - y)^2 / exp(s_c) + s_c)`` with a learnable
+  theta learnable from ``theta0`` (default 0; the release's -pi/2 is a stationary point of w), ``L_gen = mean((p - y)^2 / exp(s_c) + s_c)`` with a learnable
   log-variance ``s_c`` per channel.
 """
 
@@ -230,10 +230,13 @@ class WeightedMSELoss(nn.Module):
 class CompositeLoss(nn.Module):
     """EMFormer's sinusoidally balanced composite loss (see the module docstring)."""
 
-    def __init__(self, channels: int, lat_weights: torch.Tensor, theta0: float = -1.5708) -> None:
+    def __init__(self, channels: int, lat_weights: torch.Tensor, theta0: float = 0.0,
+                 learn_balance: bool = True) -> None:
         super().__init__()
         self.logvar = nn.Parameter(torch.zeros(1, channels, 1, 1))
-        self.theta = nn.Parameter(torch.tensor(float(theta0)))  # EMFormer initializes at -pi/2
+        # The release initializes theta at -pi/2, where d w / d theta = cos(theta) / 2 = 0: theta
+        # then never moves. 0 (w = 1/2) is where it moves fastest; learn_balance=False fixes it.
+        self.theta = nn.Parameter(torch.tensor(float(theta0)), requires_grad=learn_balance)
         self.register_buffer("w", lat_weights.reshape(1, 1, -1, 1).float())
 
     @property

@@ -36,7 +36,12 @@ class TrainConfig:
     batch_size: int = 8
     lr: float = 2e-3
     weight_decay: float = 1e-4
-    loss: str = "mse"  # "mse" (latitude-weighted) or "composite" (EMFormer)
+    # "mse" (latitude-weighted), "composite" (EMFormer's sinusoidal balance w = (sin(theta) + 1) / 2,
+    # theta learnable from ``theta0``) or "fixed" (the same two terms at the fixed weight w(theta0))
+    loss: str = "mse"
+    # 0 puts w at 1/2 where d w / d theta is largest. The release starts at -pi/2, where the gradient
+    # vanishes and theta never moves (kept reachable as theta0=-1.5708 for the ablation).
+    theta0: float = 0.0
     finetune_lengths: tuple[int, ...] = ()  # accumulative context fine-tuning: rollout lengths
     finetune_updates: int = 0  # updates per fine-tuning stage
     finetune_lr: float = 5e-4
@@ -64,8 +69,8 @@ class NeuralForecaster(WeatherForecaster):
         if "finetune_lengths" in config:
             config["finetune_lengths"] = tuple(int(x) for x in config["finetune_lengths"])
         self.config = TrainConfig(**config)
-        if self.config.loss not in ("mse", "composite"):
-            raise ValueError(f"loss must be 'mse' or 'composite', got {self.config.loss!r}")
+        if self.config.loss not in ("mse", "composite", "fixed"):
+            raise ValueError(f"loss must be 'mse', 'composite' or 'fixed', got {self.config.loss!r}")
 
     def build_model(self, in_ch: int, out_ch: int, grid: tuple[int, int]) -> Any:
         raise NotImplementedError
@@ -117,7 +122,8 @@ class NeuralForecaster(WeatherForecaster):
             tft = torch.from_numpy(time_features(times, data.longitude))
             self.model = self.build_model(h * n_c + 4 + 3, n_c, (n_lat, n_lon))
             w = torch.from_numpy(latitude_weights_array(data.latitude))
-            loss_fn = CompositeLoss(n_c, w) if cfg.loss == "composite" else WeightedMSELoss(w)
+            loss_fn = (CompositeLoss(n_c, w, cfg.theta0, learn_balance=cfg.loss == "composite")
+                       if cfg.loss in ("composite", "fixed") else WeightedMSELoss(w))
             self.loss_fn = loss_fn
             rng = np.random.default_rng([0 if self._seed is None else int(self._seed), 8])
             n_pre, n_ft = cfg.updates, cfg.finetune_updates * len(cfg.finetune_lengths)
@@ -143,7 +149,10 @@ class NeuralForecaster(WeatherForecaster):
                 if n_upd <= 0:
                     continue
                 params = list(self.model.parameters()) + list(loss_fn.parameters())
-                opt = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
+                # the loss's own parameters (theta, log-variances) are not shrunk towards 0
+                opt = torch.optim.AdamW([{"params": list(self.model.parameters())},
+                                         {"params": list(loss_fn.parameters()), "weight_decay": 0.0}],
+                                        lr=lr, weight_decay=cfg.weight_decay)
                 sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_upd, eta_min=lr * 0.05)
                 starts = np.arange(h - 1, n_t - length)
                 running = 0.0
@@ -179,8 +188,9 @@ class NeuralForecaster(WeatherForecaster):
                 "parameters": count_parameters(self.model), "curve": curve,
                 "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
             }
-            if cfg.loss == "composite":
+            if cfg.loss in ("composite", "fixed"):
                 stats["composite_balance_w"] = loss_fn.balance  # type: ignore[attr-defined]
+                stats["composite_theta"] = float(loss_fn.theta.detach())  # type: ignore[attr-defined]
                 stats["log_variance"] = loss_fn.logvar.detach().reshape(-1).tolist()  # type: ignore[attr-defined]
             return stats
         finally:
@@ -218,9 +228,19 @@ class EMFormerForecaster(NeuralForecaster):
     """EMFormer at CPU scale: the hourglass window transformer with the merged multi-scale
     convolution, the sinusoidal composite loss, and accumulative context fine-tuning.
 
+    Every component has a switch for ablations: ``multiscale=False`` (no convolution on q/k/v),
+    ``finetune_lengths=()`` (no accumulative context fine-tuning), ``loss="fixed"`` (the composite
+    loss at the fixed weight w(theta0)) or ``loss="mse"``; ``theta0=-1.5708`` is the release's
+    initialization (where theta cannot move).
+
+    Version history: 2 -- theta starts at 0 instead of -pi/2 and the loss's parameters are
+    excluded from weight decay (v1's theta never moved).
+
     Args (besides :class:`TrainConfig`): ``dim``, ``heads``, ``depth`` (pre, valley, post
     blocks), ``mlp_ratio``, ``multiscale`` (False drops the convolution on q/k/v).
     """
+
+    version = "2"
 
     def __init__(self, history: int = 2, dim: int = 32, heads: int = 4, depth: tuple[int, int, int] = (1, 3, 1),
                  mlp_ratio: float = 2.0, multiscale: bool = True, **config: Any) -> None:

@@ -139,7 +139,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         bind_agent(agent, env)
         agent.reset(seed)
         learn_stats = learn_if_learner(agent, env, task)
-        base = env.unwrapped
+        base: Any = env.unwrapped  # BoltzmannEnv
         if not callable(getattr(agent, "sample", None)):
             raise TypeError(f"task {task.id}: the agent must be a sampler with sample(n) -> (x, log_q)")
         log_prob = getattr(agent, "log_prob", None)

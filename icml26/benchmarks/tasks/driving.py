@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from icml26.benchmarks import SuiteEntry
-from icml26.benchmarks.generic import bind_agent, learn_if_learner
+from icml26.benchmarks.generic import bind_agent, rollout, train_phase
 from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 EVAL_EPISODES = 24  # 3 per scenario
@@ -133,16 +133,13 @@ def evaluate_adversary(agent: Any, env_kwargs: Mapping[str, Any], seed: int, epi
 def _evaluate_sequential(agent: Any, kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]) -> list[dict[str, float]]:
     env = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
     bind_agent(agent, env)
-    out = []
-    for sc, s in zip(order, seeds):
-        obs, info = env.reset(seed=s, options={"scenario": int(sc)})
-        agent.reset(s)
-        while True:
-            a = np.clip(np.asarray(agent.act(obs, info), np.float32).reshape(env.action_space.shape), -1, 1)
-            obs, _, term, trunc, info = env.step(a)
-            if term or trunc:
-                out.append(dict(info["episode_metrics"]))
-                break
+    shape = env.action_space.shape
+
+    def act(obs: Any, info: dict[str, Any]) -> np.ndarray:
+        return np.clip(np.asarray(agent.act(obs, info), np.float32).reshape(shape), -1, 1)
+
+    out = [dict(rollout(agent, env, s, {"scenario": int(sc)}, act=act).info["episode_metrics"])
+           for sc, s in zip(order, seeds)]
     env.close()
     return out
 
@@ -162,7 +159,7 @@ def _evaluate_lockstep(clones: list[Any], kw: Mapping[str, Any], order: np.ndarr
         c.reset(s)
     results: list[dict[str, float] | None] = [None] * episodes
     info_rows: list[dict[str, Any]] = [{"scenario": int(order[i])} for i in range(episodes)]
-    dim = venv.single_action_space.shape[0]
+    dim = int(np.prod(venv.single_action_space.shape or (1,)))
     while any(r is None for r in results):
         acts = np.zeros((episodes, dim), dtype=np.float64)
         for i in range(episodes):
@@ -189,18 +186,12 @@ def evaluate_ego(agent: Any, env_kwargs: Mapping[str, Any], adversary: Any, seed
 
     scen = parse_scenarios(env_kwargs.get("scenario", "all"))
     env = gym.make("icml26/ScenePilotAV-v0", **{**env_kwargs, "adversary": adversary})
-    out = []
-    for i in range(episodes):
-        s = derive_seed(seed, "eval", i)
-        obs, info = env.reset(seed=s, options={"scenario": scen[i % len(scen)]})
-        if not zero_residual:
-            agent.reset(s)
-        while True:
-            a = np.zeros(2) if zero_residual else np.clip(np.asarray(agent.act(obs, info), np.float64).reshape(-1), -1, 1)
-            obs, _, term, trunc, info = env.step(a)
-            if term or trunc:
-                out.append(dict(info["episode_metrics"]))
-                break
+
+    def act(obs: Any, info: dict[str, Any]) -> np.ndarray:
+        return np.zeros(2) if zero_residual else np.clip(np.asarray(agent.act(obs, info), np.float64).reshape(-1), -1, 1)
+
+    out = [dict(rollout(agent, env, derive_seed(seed, "eval", i), {"scenario": scen[i % len(scen)]}, act=act,
+                        reset_agent=not zero_residual).info["episode_metrics"]) for i in range(episodes)]
     env.close()
     return out
 
@@ -240,13 +231,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
 
 
 def _run_attack(task: Task, agent: Any, seed: int) -> TrialOutcome:
-    env = gym.make(task.env_id, **task.env_kwargs)
-    env.reset(seed=derive_seed(seed, "train"))
-    env.action_space.seed(derive_seed(seed, "train-actions"))
-    bind_agent(agent, env)
-    agent.reset(seed)
-    stats = learn_if_learner(agent, env, task)
-    env.close()
+    stats = train_phase(task, agent, seed)
     eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes)
     metrics = _attack_metrics(eps)
     extra = {"collision_by_scenario": _per_scenario(eps, "collision"),
@@ -273,13 +258,7 @@ def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
     # 2. before: the planner alone (zero residual) against that adversary
     before = evaluate_ego(None, kw, adversary, seed, task.eval_episodes, zero_residual=True)
     # 3. fine-tune the agent against the adversary
-    env = gym.make(task.env_id, **{**kw, "adversary": adversary})
-    env.reset(seed=derive_seed(seed, "train"))
-    env.action_space.seed(derive_seed(seed, "train-actions"))
-    bind_agent(agent, env)
-    agent.reset(seed)
-    stats = learn_if_learner(agent, env, task)
-    env.close()
+    stats = train_phase(task, agent, seed, env_kwargs={**kw, "adversary": adversary})
     # 4. after: the fine-tuned agent against the same adversary, and against the scripted actors
     after = evaluate_ego(agent, kw, adversary, seed, task.eval_episodes)
     after_scripted = evaluate_ego(agent, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes)

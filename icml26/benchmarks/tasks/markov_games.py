@@ -7,8 +7,10 @@ tables ``agent.policy() -> (mu, nu)`` and computes exactly (backward induction, 
 * ``gap`` -- the duality gap in the NashConv convention, ``V^{†,nu} - V^{mu,†}`` at the
   initial distribution (OpenSpiel's exploitability is half of it);
 * ``reg_gap`` -- the beta-regularized NashConv w.r.t. the data's exact marginal behavior
-  policy (the paper's reference), beta = ``task.extra["beta"]`` (not on the Nash-only task,
-  whose reference has partial support so any policy leaving it has an infinite regularized gap).
+  policy (the paper's reference; the paper's agents regularize toward its behavior-cloning
+  estimate by default), beta = ``task.extra["beta"]`` (not on the Nash-only task, whose
+  reference has partial support so any policy leaving it has an infinite regularized gap).
+  On the restricted-support task an agent that leaves the support fails the trial.
 
 ``scores`` are the returns of ``eval_episodes`` episodes of ``icml26/ZeroSumMarkovGame-v0``
 where the agent's max policy plays the exact best response to it (a Monte-Carlo check of
@@ -54,6 +56,7 @@ def _task(
     reg: bool = True,
     eval_episodes: int = 20,
     beta: float = _BETA,
+    env: dict[str, Any] | None = None,
 ) -> Task:
     return Task(
         id=f"markov_games/{name}",
@@ -63,7 +66,9 @@ def _task(
         run_trial="icml26.benchmarks.tasks.markov_games:run_trial",
         metrics=(_GAP, _REG_GAP) if reg else (_GAP,),
         primary_metric="gap",
-        env_kwargs={"game": game["name"], "game_kwargs": dict(game["kwargs"])},
+        env_kwargs=env
+        if env is not None
+        else {"game": game["name"], "game_kwargs": dict(game["kwargs"])},
         budget=Budget(dataset_size=n),
         seeds=(0, 1, 2, 3, 4),
         eval_episodes=eval_episodes,
@@ -104,6 +109,24 @@ TASKS = [
         reg=False,
     ),
     _task(
+        "random-reg-unilateral",
+        _RANDOM,
+        "reg_unilateral",
+        1000,
+        "Random game S=10, A=B=3, H=5; 1000 trajectories, half (mu_beta, uniform), half (uniform, "
+        "nu_beta) around the beta-regularized equilibrium of the data's own marginal behavior "
+        "(unilateral coverage of the regularized target; C* = 12.5).",
+    ),
+    _task(
+        "random-reg-unilateral-restricted",
+        _RANDOM,
+        "reg_unilateral_restricted",
+        1000,
+        "As random-reg-unilateral with every policy restricted to a seeded support (one action per "
+        "player removed at each (h, s)): the data never cover A x B, the Nash equilibrium is not "
+        "covered, the regularized target is (C* = 7.1).",
+    ),
+    _task(
         "tree-game",
         {"name": "tree", "kwargs": {}},
         "tree",
@@ -118,6 +141,36 @@ TASKS = [
         "uniform",
         300,
         "Linear (rank-5) game S=50, A=B=3, H=5; 300 uniform trajectories (linear features help).",
+    ),
+    _task(
+        "goofspiel",
+        {"name": "openspiel", "kwargs": {}},
+        "uniform",
+        1000,
+        "OpenSpiel goofspiel (3 cards, random point order, public bids) converted to tabular form "
+        "(H=2, S=55, A=B=3); 1000 uniform trajectories. Needs open_spiel.",
+        env={
+            "game": "openspiel",
+            "game_kwargs": {
+                "openspiel_game": "goofspiel",
+                "params": {"num_cards": 3, "points_order": "random", "imp_info": False},
+            },
+        },
+    ),
+    _task(
+        "oshi-zumo",
+        {"name": "openspiel", "kwargs": {}},
+        "uniform",
+        1000,
+        "OpenSpiel oshi-zumo (4 coins, field size 1, horizon 6, min bid 1) converted to tabular "
+        "form (H=4, S=16, A=B=5); 1000 uniform trajectories. Needs open_spiel.",
+        env={
+            "game": "openspiel",
+            "game_kwargs": {
+                "openspiel_game": "oshi_zumo",
+                "params": {"coins": 4, "size": 1, "horizon": 6, "min_bid": 1},
+            },
+        },
     ),
     _task(
         "soccer",
@@ -165,7 +218,11 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         float(task.extra.get("eps", 0.2)),
         float(task.extra["beta"]),
     )
-    data = collect_dataset(game, int(n), regime, seed=derive_seed(seed, "data"), eps=eps)
+    data = collect_dataset(game, int(n), regime, seed=derive_seed(seed, "data"), eps=eps, beta=beta)
+    if callable(getattr(agent, "bind", None)):  # the spaces before reset(), as in every task
+        spaces_env = gym.make(task.env_id, **task.env_kwargs)
+        bind_agent(agent, spaces_env)
+        spaces_env.close()
     agent.reset(seed)
     stats = learn_if_learner(agent, data, task)
     mu, nu = _policy_tables(agent)
@@ -206,23 +263,42 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     }
     if game.S <= 100:
         extra["concentrability"] = data.concentrability()
+        extra["concentrability_regularized"] = data.concentrability(beta)
     if stats:
         extra["learn"] = stats
     return TrialOutcome(metrics=metrics, scores=returns, extra=extra)
 
 
 _PAPER = {"sos-md": {}, "rose": {}}
-_BASELINES = {"mg-nash-vi": {}, "mg-pessimistic-vi": {}, "mg-bc": {}, "mg-selfplay-md-avg": {}}
-_OTHERS = {"mg-selfplay-md-last": {}, "mg-nash-oracle": {}}
+_BASELINES = {
+    "mg-nash-vi": {},
+    "mg-pnvi": {},
+    "mg-vi-lcb-game": {},
+    "mg-pessimistic-vi": {},
+    "mg-bc": {},
+    "mg-selfplay-md-avg": {},
+}
+_OTHERS = {
+    "mg-selfplay-md-last": {},
+    "mg-nash-oracle": {},
+    "rose-oracle-ref": {},
+    "sos-md-stagewise": {},
+}
 # the paper's agents regularize with the task's beta (tree game: 0.3); soccer has 760 states,
 # so SOS-MD takes 300 self-play steps per stage there (its regularized gap at T = 300 is ~1e-7).
 _TREE = {"sos-md": {"beta": 0.3}, "rose": {"beta": 0.3}}
+_TREE_OTHERS = {
+    **_OTHERS,
+    "rose-oracle-ref": {"beta": 0.3},
+    "sos-md-stagewise": {"beta": 0.3},
+}
 _SOCCER = {"sos-md": {"T": 300}, "rose": {}}
 
 SUITES = {
     "smoke": [
         SuiteEntry("markov_games/random-uniform", {**_PAPER, **_BASELINES}, seeds=(0, 1)),
         SuiteEntry("markov_games/random-unilateral", {**_PAPER, **_BASELINES}, seeds=(0, 1)),
+        SuiteEntry("markov_games/random-reg-unilateral", {**_PAPER, **_BASELINES}, seeds=(0, 1)),
         SuiteEntry(
             "markov_games/low-rank",
             {"sos-md": {}, "sos-md-linear": {}, "mg-nash-vi": {}},
@@ -242,14 +318,25 @@ SUITES = {
                 "markov_games/random-uniform",
                 "markov_games/random-eps-nash",
                 "markov_games/random-unilateral",
+                "markov_games/random-reg-unilateral",
                 "markov_games/random-nash-only",
             )
         ),
-        SuiteEntry("markov_games/tree-game", {**_TREE, **_BASELINES, **_OTHERS}),
+        # Nash-VI-type baselines leave the restricted support (infinite regularized gap; the
+        # trial fails by design), so only the agents that stay on it are listed
+        SuiteEntry(
+            "markov_games/random-reg-unilateral-restricted",
+            {**_PAPER, "mg-bc": {}, "rose-oracle-ref": {}, "sos-md-stagewise": {}},
+        ),
+        SuiteEntry("markov_games/tree-game", {**_TREE, **_BASELINES, **_TREE_OTHERS}),
         SuiteEntry(
             "markov_games/low-rank",
             {**_PAPER, "sos-md-linear": {}, "rose-linear": {}, **_BASELINES, **_OTHERS},
         ),
         SuiteEntry("markov_games/soccer", {**_SOCCER, **_BASELINES, **_OTHERS}),
+        *(
+            SuiteEntry(t, {**_PAPER, **_BASELINES, "mg-nash-oracle": {}})
+            for t in ("markov_games/goofspiel", "markov_games/oshi-zumo")
+        ),
     ],
 }

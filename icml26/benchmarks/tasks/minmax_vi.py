@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from icml26.benchmarks import SuiteEntry
+from icml26.benchmarks.generic import bind_agent, rollout
 from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 __all__ = ["TASKS", "SUITES", "run_trial"]
@@ -62,6 +63,9 @@ TASKS = [
           0.0, 100_000, "Control: the same bilinear game with bounded-variance additive noise (sigma0 = 0.1)."),
     _task("lagrangian-qp", "lagrangian_qp", {"n": 10, "m": 6, "active": 3, "seed": 0}, "operator", 1.0, 100_000,
           "Lagrangian of a QP with 6 inequality constraints: dual on the unbounded orthant, random A."),
+    # each oracle call evaluates both networks on 64 samples (~0.3 ms): a smaller budget
+    _task("network-game", "network_game", {"samples": 64, "seed": 0}, "additive", 0.5, 20_000,
+          "Nonconvex-nonconcave game of two small tanh networks (25 parameters) on a box, noise growing with |z|."),
     _task("weak-minty", "weak_minty_quadratic", {"copies": 5, "rho": -0.1, "lipschitz": 1.0, "seed": 0},
           "operator", 1.0, 100_000, "Nonmonotone quadratic game (weak Minty, rho = -0.1 L = 1) in R^10, random operator."),
 ]
@@ -77,18 +81,10 @@ SUITES = {
 def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """Play ``task.eval_episodes`` oracle episodes with the agent as the algorithm (see the module doc)."""
     env = gym.make(task.env_id, **task.env_kwargs)
-    bind = getattr(agent, "bind", None)
-    if callable(bind):
-        bind(env.observation_space, env.action_space)
+    bind_agent(agent, env)
     logs, finals, diverged, calls = [], [], [], []
     for i in range(task.eval_episodes):
-        s = derive_seed(seed, "eval", i)
-        obs, info = env.reset(seed=s)
-        agent.reset(s)
-        while True:
-            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-            if terminated or truncated:
-                break
+        info = rollout(agent, env, derive_seed(seed, "eval", i)).info
         div = bool(info.get("diverged", False))
         res = float(info["residual"])
         finals.append(_RADIUS if div else res)

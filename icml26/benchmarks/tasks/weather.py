@@ -14,18 +14,18 @@ The ACC of a forecast with no anomaly (climatology) is undefined; it is reported
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 
 from icml26.benchmarks import SuiteEntry
-from icml26.benchmarks.generic import bind_agent, learn_if_learner
+from icml26.benchmarks.generic import bind_agent, rollout, train_phase
 from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 _RUN = "icml26.benchmarks.tasks.weather:run_trial"
 _ENV = "icml26/WeatherRollout-v0"
-_RANGES = {"rmse": ("min", 0.0, math.inf), "acc": ("max", -1.0, 1.0), "sedi": ("max", -1.0, 1.0),
+_RANGES: dict[str, tuple[Literal["max", "min"], float, float]] = {"rmse": ("min", 0.0, math.inf), "acc": ("max", -1.0, 1.0), "sedi": ("max", -1.0, 1.0),
            "csi": ("max", 0.0, 1.0), "ets": ("max", -1 / 3, 1.0)}
 
 
@@ -90,7 +90,7 @@ QG = _task(
 
 TASKS = [SPHERE, SPHERE_QUICK, LORENZ96, QG]
 
-_BASELINES = {"weather-persistence": {}, "weather-climatology": {}, "weather-damped-persistence": {},
+_BASELINES: dict[str, dict[str, Any]] = {"weather-persistence": {}, "weather-climatology": {}, "weather-damped-persistence": {},
               "weather-ridge": {}}
 SUITES = {
     "smoke": [
@@ -112,10 +112,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     from icml26.envs.weather.metrics import ForecastScorer
 
     env = gym.make(task.env_id, **task.env_kwargs)
-    u = env.unwrapped
+    u: Any = env.unwrapped  # WeatherRolloutEnv: dataset, lead_steps, channels, climatology, ...
     bind_agent(agent, env)
-    agent.reset(seed)
-    learn_stats = learn_if_learner(agent, u.dataset("train"), task)
+    learn_stats = train_phase(task, agent, seed, env_or_dataset=u.dataset("train"))
     inits = u.evaluation_init_times(task.eval_episodes)
     n, lead = inits.size, u.lead_steps
     shape = (n, lead, len(u.channels), u.latitude.size, u.longitude.size)
@@ -123,17 +122,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     truths = np.empty(shape, dtype=np.float32)
     returns = []
     for i, t0 in enumerate(inits):
-        episode_seed = derive_seed(seed, "eval", i)
-        obs, info = env.reset(seed=episode_seed, options={"init_time": str(t0)})
-        agent.reset(episode_seed)
-        total = 0.0
-        while True:
-            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-            total += float(reward)
-            if terminated or truncated:
-                break
-        forecasts[i], truths[i] = info["forecast"], info["truth"]
-        returns.append(total)
+        ep = rollout(agent, env, derive_seed(seed, "eval", i), {"init_time": str(t0)})
+        forecasts[i], truths[i] = ep.info["forecast"], ep.info["truth"]
+        returns.append(ep.total_reward)
     env.close()
 
     quantiles = sorted({q for m in task.metrics if m.name != "return" and (q := _parse(m.name)[2]) is not None}) or [0.95]

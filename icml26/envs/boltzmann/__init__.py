@@ -14,12 +14,11 @@ This ``__init__`` stays cheap: names load on first access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _LAZY = {
-    "make_target": "targets",
-    "TARGET_NAMES": "targets",
+    "make_target": "registry",
+    "TARGET_NAMES": "registry",
     "Target": "targets",
     "BoltzmannDataset": "datasets",
     "BoltzmannEnv": "env",
@@ -28,10 +27,4 @@ _LAZY = {
     "AmberTorchEnergy": "alanine",
 }
 
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"icml26.envs.boltzmann.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'icml26.envs.boltzmann' has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

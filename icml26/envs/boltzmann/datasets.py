@@ -9,12 +9,9 @@ parameter that shapes them and written atomically (temporary file, then rename).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,11 +51,9 @@ class BoltzmannDataset:
 
 def cache_path(kind: str, params: Mapping[str, Any]) -> Path:
     """``$ICML26_CACHE/boltzmann/<kind>/<kind>-<hash of params>.npz``."""
-    from icml26._paths import cache_dir
+    from icml26._paths import cache_dir, params_digest
 
-    blob = json.dumps(dict(params), sort_keys=True, default=str)
-    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
-    return cache_dir("boltzmann", kind) / f"{kind}-{digest}.npz"
+    return cache_dir("boltzmann", kind) / f"{kind}-{params_digest(params)}.npz"
 
 
 def cached_arrays(
@@ -69,15 +64,11 @@ def cached_arrays(
     if path.exists():
         with np.load(path, allow_pickle=False) as f:
             return {k: f[k] for k in f.files if k != "params"}
+    from icml26._paths import atomic_write
+
     arrays = make()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, params=np.array(json.dumps(dict(params), sort_keys=True, default=str)), **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    meta = np.array(json.dumps(dict(params), sort_keys=True, default=str))
+    atomic_write(path, lambda tmp: np.savez(tmp, params=meta, **arrays))
     return arrays
 
 
@@ -152,3 +143,43 @@ def mala_sample(
     if bar is not None:
         bar.close()
     return torch.stack(out, 1).reshape(-1, x.shape[-1]).numpy()
+
+
+class LazyDataset(Mapping[str, np.ndarray]):
+    """``info["dataset"]`` of a Boltzmann env: ``{"x", "energy"}`` drawn on first access.
+
+    Reset only records what to draw (target, size, kind, split, seed); the configurations --
+    and, for MCMC / MD targets, the generation of the cached reference pool, behind a progress
+    bar -- come when ``["x"]`` or ``["energy"]`` is first read. The values are exactly those an
+    eager draw with the same seed gives."""
+
+    def __init__(self, target: Any, n: int, kind: str, split: str, seed: int) -> None:
+        self._args = (target, int(n), kind, split, int(seed))
+        self._data: dict[str, np.ndarray] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._data is not None
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self._data is None:
+            target, n, kind, split, seed = self._args
+            ds = target.dataset(n, kind=kind, split=split, seed=seed)
+            self._data = {"x": ds.x, "energy": ds.energy}
+        return self._data
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in ("x", "energy"):
+            raise KeyError(key)
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("x", "energy"))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __repr__(self) -> str:
+        target, n, kind, split, _ = self._args
+        state = "loaded" if self.loaded else "not drawn yet"
+        return f"LazyDataset({target.name}, n={n}, {kind}/{split}, {state})"

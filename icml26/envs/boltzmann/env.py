@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -10,7 +11,9 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from icml26.envs.boltzmann.targets import DATA_KINDS, Target, make_target
+from icml26.envs.boltzmann.datasets import LazyDataset
+from icml26.envs.boltzmann.registry import make_target
+from icml26.envs.boltzmann.targets import DATA_KINDS, Target
 
 __all__ = ["BoltzmannEnv"]
 
@@ -44,9 +47,11 @@ class BoltzmannEnv(gym.Env):
     Always 0: the task's metrics are computed from the agent's sampler, not from steps.
 
     ## Starting State
-    ``info["dataset"]``: ``{"x": (dataset_size, dim) float32, "energy": (dataset_size,)
+    ``info["dataset"]``: a mapping ``{"x": (dataset_size, dim) float32, "energy": (dataset_size,)
     float64}`` drawn with the reset seed (exact samples, or a random subset of the cached
-    MCMC/MD pool); ``info["budget"]``: energy evaluations and data set size; also ``target``,
+    MCMC/MD pool) when it is first read: reset itself never runs MCMC or MD, so constructing,
+    resetting and stepping an env is fast on a fresh cache (the pool is generated, with a progress
+    bar, by the first access and cached); ``info["budget"]``: energy evaluations and data set size; also ``target``,
     ``dim``, ``geometry`` (``"euclidean"``, ``"com_free"``, ``"alanine"``), ``scale``,
     ``n_particles``, ``spatial_dim``, ``log_z`` (None when unknown), ``data``.
 
@@ -59,6 +64,17 @@ class BoltzmannEnv(gym.Env):
     dataset_size=10_000, energy_budget=10_000, batch_size=256, return_forces=True,
     target_kwargs={})``. Alanine dipeptide takes ``target_kwargs={"solvent": "vacuum" | "obc1",
     "backend": "openmm" | "torch", "data_preset": "full" | "tiny", "n_workers": 1}``.
+
+    ``render_mode`` is accepted for API uniformity; only ``None`` is valid (nothing to draw).
+
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``NormalizedAction``: ``Box(-1, 1)`` actions
+    mapped affinely onto ``env.unwrapped.action_bounds``, a box of half-width ``10 * scale``
+    around 0 per coordinate (``scale`` = the target's typical spread; 2 nm for alanine
+    dipeptide, whose openmmtools coordinates are not centred). The env itself keeps accepting
+    any finite configuration. ``icml26.envs.boltzmann.export.write_dataset(info["dataset"],
+    path, target=env.unwrapped.target)`` writes the data as npz with units (plus PDB and DCD for
+    alanine dipeptide).
 
     ## Version History
     * v0: initial version.
@@ -75,7 +91,12 @@ class BoltzmannEnv(gym.Env):
         batch_size: int = 256,
         return_forces: bool = True,
         target_kwargs: dict[str, Any] | None = None,
+        render_mode: str | None = None,
     ) -> None:
+        if render_mode is not None:
+            raise ValueError(f"Boltzmann: no render modes are supported (metadata['render_modes'] is "
+                             f"empty), got render_mode={render_mode!r}")
+        self.render_mode = render_mode
         self._target: Target = make_target(target, **dict(target_kwargs or {}))
         self.name = f"Boltzmann[{self._target.name}]"
         if data not in (*DATA_KINDS, "none"):
@@ -106,14 +127,21 @@ class BoltzmannEnv(gym.Env):
     def target(self) -> Target:
         return self._target
 
+    @property
+    def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Finite ``(low, high)`` of the action shape for normalized-action wrappers (see Ecosystem)."""
+        half = 2.0 if self._target.geometry == "alanine" else 10.0 * float(self._target.scale)
+        high = np.full(self.action_space.shape, half, dtype=np.float32)
+        return -high, high
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         data_seed = int(self.np_random.integers(0, 2**31 - 1))
-        if self.dataset_size > 0:
-            ds = self._target.dataset(self.dataset_size, kind=self.data, split="train", seed=data_seed)
-            dataset = {"x": ds.x, "energy": ds.energy}
+        dataset: Mapping[str, np.ndarray]
+        if self.dataset_size > 0:  # drawn (and, for MCMC/MD targets, generated) on first access
+            dataset = LazyDataset(self._target, self.dataset_size, self.data, "train", data_seed)
         else:
             dataset = {"x": np.zeros((0, self._target.dim), np.float32), "energy": np.zeros(0)}
         self._left = self.energy_budget

@@ -24,7 +24,6 @@ a higher temperature for the physical systems), both labelled with the *target* 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import torch
@@ -40,8 +39,6 @@ __all__ = [
     "Funnel10",
     "DW4",
     "LJ13",
-    "TARGET_NAMES",
-    "make_target",
     "remove_mean",
 ]
 
@@ -362,30 +359,3 @@ class LJ13(_ParticleTarget):
                     pts.append(p)
             out[c] = torch.stack(pts)
         return remove_mean(out.reshape(self.n_chains, 39), 13, 3)
-
-
-# ----------------------------------------------------------------------------- registry
-TARGET_NAMES = ("gmm40", "many_well32", "funnel10", "dw4", "lj13", "aldp", "aldp_implicit")
-
-
-def make_target(name: str, **kwargs: Any) -> Target:
-    """The target called ``name`` (one of :data:`TARGET_NAMES`)."""
-    if name == "gmm40":
-        return GMM40(**kwargs)
-    if name == "many_well32":
-        return ManyWell32(**kwargs)
-    if name == "funnel10":
-        return Funnel10(**kwargs)
-    if name == "dw4":
-        return DW4(**kwargs)
-    if name == "lj13":
-        return LJ13(**kwargs)
-    if name in ("aldp", "aldp_implicit"):
-        from icml26.envs.boltzmann.alanine import AlanineDipeptide
-
-        if name == "aldp_implicit":
-            kwargs = {"solvent": "obc1", **kwargs}
-        return AlanineDipeptide(**kwargs)
-    from icml26._entry_points import unknown_name_error
-
-    raise unknown_name_error("Boltzmann target", name, TARGET_NAMES)

@@ -12,7 +12,7 @@ This module stays cheap to import; the classes load lazily.
 
 from __future__ import annotations
 
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _LAZY = {
     "ScenePilotEnv": "icml26.envs.driving.env",
@@ -27,12 +27,4 @@ _LAZY = {
     "scripted_adversary_action": "icml26.envs.driving.scenarios",
 }
 
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'icml26.envs.driving' has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

@@ -8,7 +8,7 @@ ENV_SPECS: list[dict[str, Any]] = [
     {
         "id": "icml26/ScenePilot-v0",
         "entry_point": "icml26.envs.driving.env:ScenePilotEnv",
-        "vector_entry_point": "icml26.envs.driving.env:ScenePilotVectorEnv",
+        "vector_entry_point": "icml26.envs.driving.env:make_vector_env",
         "max_episode_steps": 300,
         "doc": "ScenePilot adversarial driving: the agent is the adversary in 8 SafeBench scenarios (risk reward, sigma in info).",
         "test_kwargs": {"scenario": 1},

@@ -232,7 +232,8 @@ class ScenePilotEnv(gym.Env):
     ## Episode End
     Terminated on an ego collision or route completion (> 99% and within 10 m of the end);
     truncated after ``max_steps`` (300 x 0.1 s) or when the ego drove farther than the scenario's
-    maximum. ``info["episode_metrics"]`` then holds the episode's figures.
+    maximum. ``info["episode_metrics"]`` then holds the episode's figures. ``step`` before
+    ``reset`` or after the episode ended raises ``RuntimeError``.
 
     ## Arguments
     ``scenario`` (1..8, list, ``"all"``), ``ego`` (``"idm"``, ``"cautious"``, an Agent, an SB3
@@ -277,6 +278,11 @@ class ScenePilotEnv(gym.Env):
         self.action_space = spaces.Box(-1.0, 1.0, shape=(1 if action == "speed" else 2,), dtype=np.float32)
         self.observation_space = _obs_space()
         self._viewer: Any = None
+        self._running = False  # between reset() and the end of an episode
+
+    def _check_running(self) -> None:
+        if not self._running:
+            raise RuntimeError(f"{self._name}: call reset() before step() (the episode has ended or not begun)")
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -285,11 +291,13 @@ class ScenePilotEnv(gym.Env):
         if options and "scenario" in options:
             scenario = np.array(parse_scenarios(options["scenario"], self._name)[:1])
         self.world.reset(np.arange(1), self.np_random, scenario)
+        self._running = True
         if self._ego_policy is not None:
             self._ego_policy.reset(None if seed is None else int(seed))
         return self.world.observation()[0], self._reset_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._check_running()
         a = _check_action(action, self.action_space, self._name)
         ego = None
         if self._ego_policy is not None:
@@ -298,6 +306,7 @@ class ScenePilotEnv(gym.Env):
         obs = r.obs if r.obs is not None else self.world.observation()[0]
         info = self._step_info(r)
         if r.terminated or r.truncated:
+            self._running = False
             info["episode_metrics"] = self.world.episode_metrics(0)
         return obs, float(r.risk), r.terminated, r.truncated, info
 
@@ -460,11 +469,13 @@ class ScenePilotAVEnv(ScenePilotEnv):
         return np.clip(np.asarray(a, dtype=np.float64), -1.0, 1.0)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._check_running()
         u = _check_action(action, self.action_space, self._name)
         adv = self._adversary_action()
         r = self.world.step_one(adv.tolist(), u)
         info = self._step_info(r)
         if r.terminated or r.truncated:
+            self._running = False
             info["episode_metrics"] = self.world.episode_metrics(0)
         return self._ego_obs(), self._ego_reward(r.collision), r.terminated, r.truncated, info
 
@@ -485,10 +496,21 @@ class ScenePilotAVEnv(ScenePilotEnv):
 class ScenePilotVectorEnv(VectorEnv):
     """N ``ScenePilot-v0`` scenes stepped in one batched NumPy call (``gym.make_vec(..., num_envs=N)``).
 
-    Autoreset is SAME_STEP: a scene that ends is reset at once; its last observation is in
-    ``info["final_obs"]`` (rows where ``info["_final_obs"]``) and its figures in
-    ``info["episode_metrics"]`` (a dict of arrays, valid where ``info["_episode_metrics"]``).
-    The risk predictor Phi is shared by all N scenes (as in the release, one per process).
+    ``autoreset_mode`` (declared in ``metadata["autoreset_mode"]``):
+
+    * ``NEXT_STEP`` (Gymnasium's default, and ``gym.make_vec``'s): the step that ends a scene
+      returns its last observation and ``info["episode_metrics"]``; the next ``step`` resets it
+      (that row's action is ignored, its reward is 0, terminated and truncated False) -- the
+      stream a ``SyncVectorEnv`` of single ``ScenePilot-v0`` envs gives.
+    * ``SAME_STEP`` (the default when the class is built directly, as the agents' training
+      loops do): a scene that ends is reset at once; its last observation is in
+      ``info["final_obs"]`` (rows where ``info["_final_obs"]``).
+
+    Either way the figures of an ended scene are in ``info["episode_metrics"]`` (a dict of
+    arrays, valid where ``info["_episode_metrics"]``), and each scene's sequence of episodes is
+    the same (resets draw from one generator in the same order). The risk predictor Phi is
+    shared by all N scenes (as in the release, one per process); with ``phi="online"`` the two
+    modes feed its training batches in a different order.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT), "autoreset_mode": AutoresetMode.SAME_STEP}
@@ -496,9 +518,21 @@ class ScenePilotVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, scenario: Any = "all", ego: str = "idm", action: str = "speed",
                  backend: str = "kinematic", backend_kwargs: Mapping[str, Any] | None = None, phi: Any = "online",
                  feasibility: Any = None, feasibility_threshold: float = 0.0, max_steps: int = 300,
-                 render_mode: str | None = None, max_episode_steps: int | None = None, **ignored: Any) -> None:
-        if max_episode_steps is not None:  # passed by gym.make_vec from the registration
-            max_steps = int(max_episode_steps)
+                 render_mode: str | None = None, max_episode_steps: int | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP, **ignored: Any) -> None:
+        if max_episode_steps is not None:  # passed by gym.make_vec from the registration (its TimeLimit)
+            max_steps = min(int(max_steps), int(max_episode_steps))  # as gym.make's TimeLimit over max_steps
+        modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            mode = None
+        if mode not in modes:
+            raise ValueError(f"ScenePilot-v0 vector env: autoreset_mode must be one of "
+                             f"{[m.value for m in modes]}, got {autoreset_mode!r}")
+        self.autoreset_mode = mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self._autoreset = np.zeros(0, dtype=bool)
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"ScenePilot-v0 vector env: num_envs must be a positive int, got {num_envs!r}")
         if not isinstance(ego, str) or ego not in PLANNERS:
@@ -525,6 +559,7 @@ class ScenePilotVectorEnv(VectorEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed if isinstance(seed, int) else list(seed))
         self.world.reset(np.arange(self.num_envs), self._rng)
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
         return self.world.observation(), {"scenario": self.world.scn.copy(), "sigma": self.world.sigma_prev.copy()}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -537,8 +572,15 @@ class ScenePilotVectorEnv(VectorEnv):
             raise ValueError(f"ScenePilot-v0 vector env: expected actions of shape {space.shape}, got {a.shape}")
         if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
             raise ValueError("ScenePilot-v0 vector env: actions must be finite and in [-1, 1]")
+        if self._autoreset.size != self.num_envs:
+            raise RuntimeError("ScenePilot-v0 vector env: call reset() before step()")
         w = self.world
-        r = w.step(np.clip(a, -1.0, 1.0))
+        resetting = self._autoreset
+        active = None
+        if resetting.any():  # NEXT_STEP: the scenes that ended last step start afresh, unstepped
+            w.reset(np.flatnonzero(resetting), self._rng)
+            active = ~resetting
+        r = w.step(np.clip(a, -1.0, 1.0), active=active)
         obs = w.observation()
         done = r.terminated | r.truncated
         info: dict[str, Any] = {
@@ -550,8 +592,6 @@ class ScenePilotVectorEnv(VectorEnv):
         }
         if done.any():
             idx = np.flatnonzero(done)
-            info["final_obs"] = obs.copy()
-            info["_final_obs"] = done.copy()
             rows = [w.episode_metrics(int(i)) for i in idx]
             em = {k: np.zeros(self.num_envs) for k in rows[0]}
             for i, row in zip(idx, rows):
@@ -559,8 +599,12 @@ class ScenePilotVectorEnv(VectorEnv):
                     em[k][i] = v
             info["episode_metrics"] = em
             info["_episode_metrics"] = done.copy()
-            w.reset(idx, self._rng)
-            obs = w.observation()
+            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+                info["final_obs"] = obs.copy()
+                info["_final_obs"] = done.copy()
+                w.reset(idx, self._rng)
+                obs = w.observation()
+        self._autoreset = done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros_like(done)
         return obs, r.risk.astype(np.float64), r.terminated.copy(), r.truncated.copy(), info
 
     def render(self) -> np.ndarray | None:
@@ -574,3 +618,10 @@ class ScenePilotVectorEnv(VectorEnv):
         close = getattr(self.world, "close", None)
         if callable(close):
             close()
+
+
+def make_vector_env(num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                    **kwargs: Any) -> ScenePilotVectorEnv:
+    """``gym.make_vec("icml26/ScenePilot-v0", num_envs=N)``: the native vector env with Gymnasium's
+    default ``autoreset_mode`` (NEXT_STEP); pass ``autoreset_mode="SameStep"`` for the other."""
+    return ScenePilotVectorEnv(num_envs=num_envs, autoreset_mode=autoreset_mode, **kwargs)

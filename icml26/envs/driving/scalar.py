@@ -21,6 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from icml26.envs.driving.constants import (
+    ADV_ACC_MAX,
+    ADV_STEER_MAX,
+    DT,
+    EGO_RL_ACC,
+    EGO_RL_STEER,
+    MAX_STEER,
+    SCRIPTED_REACH,
+    STRICT_K,
+    TABLES,
+)
 from icml26.envs.driving.scenarios import KIND_NONE, KIND_STATIC, KIND_WALKER, LANE
 
 if TYPE_CHECKING:
@@ -250,37 +261,27 @@ class _Scene:
         self.frozen = w.frozen[0].tolist()
         self.a_max, self.b_max, self.v_max = w.a_max[0].tolist(), w.b_max[0].tolist(), w.v_max[0].tolist()
         self.scn = int(w.scn[0])
-        if not _ROUTES:
-            _load_tables()
         self.prims, self.total = _ROUTES[self.scn]
         self.ego_s, self.ego_lat, self.ego_head = float(w.ego_s[0]), float(w.ego_lat[0]), float(w.ego_head[0])
         self.lat_target = float(w.lat_target[0])
-        s, lat, head = w._act_proj
+        s, lat, head = w.act_proj
         self.proj = [None, (float(s[0, 0]), float(lat[0, 0]), float(head[0, 0])),
                      (float(s[0, 1]), float(lat[0, 1]), float(head[0, 1]))]
 
 
-_ROUTES: dict[int, tuple[list[list[float]], float]] = {}  # scenario -> (primitives, route length)
-_PREPARED: dict[int, list[tuple[float, ...]]] = {}  # scenario -> prepare_route(primitives)
-_TAB: dict[str, list[Any]] = {}  # per-scenario constants of sim._TABLES as Python lists
-_SIM: dict[str, float] = {}  # constants of sim
-
-
-def _load_tables() -> None:
-    """Python copies of the simulator's tables (once; sim imports this module, so not at import)."""
-    from icml26.envs.driving import sim
-
-    tb = sim._TABLES
+def _python_tables() -> tuple[dict[int, tuple[list[list[float]], float]], dict[int, list[tuple[float, ...]]],
+                                dict[str, list[Any]]]:
+    """Python-list copies of the layout tables (:data:`constants.TABLES`): lists index faster than arrays."""
+    tb = TABLES
     prims = tb["prims"]
-    for i in range(1, len(prims)):
-        _ROUTES[i] = (prims[i].tolist(), float((prims[i, :, 6] + prims[i, :, 7]).max()))
-        _PREPARED[i] = prepare_route(_ROUTES[i][0])
-    for k in ("adv_base", "adv_scale", "lead_after", "route_len", "max_dist", "j_entry", "j_exit", "passing",
-              "rects", "route_end"):
-        _TAB[k] = tb[k].tolist()
-    for k in ("DT", "MAX_STEER", "EGO_RL_ACC", "EGO_RL_STEER", "ADV_ACC_MAX", "ADV_STEER_MAX", "_SCRIPTED_REACH",
-              "STRICT_K"):
-        _SIM[k] = float(getattr(sim, k))
+    routes = {i: (prims[i].tolist(), float((prims[i, :, 6] + prims[i, :, 7]).max())) for i in range(1, len(prims))}
+    prepared = {i: prepare_route(r[0]) for i, r in routes.items()}
+    tab = {k: tb[k].tolist() for k in ("adv_base", "adv_scale", "lead_after", "route_len", "max_dist", "j_entry",
+                                        "j_exit", "passing", "rects", "route_end")}
+    return routes, prepared, tab
+
+
+_ROUTES, _PREPARED, _TAB = _python_tables()  # scenario -> (primitives, length), prepared route, constants
 
 
 def _leaders_one(sc: _Scene, lat_center: float) -> list[tuple[float, float, float, float]]:
@@ -386,7 +387,6 @@ def _predictive_brake(w: KinematicWorld, sc: _Scene, P: PlannerParams) -> float:
 def _plan_ego(w: KinematicWorld, sc: _Scene) -> tuple[float, float]:
     P = w.planner
     v = sc.v[0]
-    MAX_STEER = _SIM["MAX_STEER"]
     if _TAB["passing"][sc.scn]:
         _update_passing(w, sc, P)
     x0, y0, yaw0 = sc.x[0], sc.y[0], sc.yaw[0]
@@ -440,16 +440,14 @@ def _project_and_lead(sc: _Scene) -> float:
 def reset_measure_one(w: KinematicWorld) -> None:
     """The end of ``KinematicWorld.reset`` for a one-scene world: every body projected on the ego's
     route (``_update_ego_projection``), vehicle_front, and sigma and Phi's features (``_measure``)."""
-    if not _ROUTES:
-        _load_tables()
     route = _PREPARED[int(w.scn[0])]
     xs, ys = w.x[0].tolist(), w.y[0].tolist()
     proj = [project_prepared(route, xs[j], ys[j]) for j in range(3)]
     w.ego_s, w.ego_lat, w.ego_head = (np.array([proj[0][k]]) for k in range(3))
-    w._act_proj = tuple(np.array([[proj[1][k], proj[2][k]]]) for k in range(3))
+    w.act_proj = tuple(np.array([[proj[1][k], proj[2][k]]]) for k in range(3))
     sc = _Scene(w)
     vehicle_front = 1.0 if any(g < 20.0 for g, _, _, _ in _leaders_one(sc, sc.lat_target)) else 0.0
-    w._vehicle_front = np.array([vehicle_front])
+    w.vehicle_front = np.array([vehicle_front])
     sig, feat, *_ = measure_one(w, sc, vehicle_front)
     w.sigma_prev[0] = sig
     w.feat_prev[0] = feat
@@ -458,21 +456,20 @@ def reset_measure_one(w: KinematicWorld) -> None:
 def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | None) -> StepOne:
     """One step of scene 0 of a one-scene world, identical to ``KinematicWorld.step`` (see the module doc)."""
     sc = _Scene(w)
-    tb, C = _TAB, _SIM
-    DT = C["DT"]
+    tb = _TAB
     scn = sc.scn
     # ---- ego control
     if w.external_ego and not w.ego_residual:
         if ego_control is None:
             raise ValueError("KinematicWorld.step: planner='external' needs ego_control")
-        acc_e, steer_e = ego_control[0] * C["EGO_RL_ACC"], ego_control[1] * C["EGO_RL_STEER"]
+        acc_e, steer_e = ego_control[0] * EGO_RL_ACC, ego_control[1] * EGO_RL_STEER
     else:
         acc_e, steer_e = _plan_ego(w, sc)
         if w.ego_residual and ego_control is not None:
-            acc_e = acc_e + ego_control[0] * C["EGO_RL_ACC"]
-            steer_e = steer_e + ego_control[1] * C["EGO_RL_STEER"]
+            acc_e = acc_e + ego_control[0] * EGO_RL_ACC
+            steer_e = steer_e + ego_control[1] * EGO_RL_STEER
     acc_e = min(max(acc_e, -8.0), 3.5)
-    steer_e = min(max(steer_e, -C["MAX_STEER"]), C["MAX_STEER"])
+    steer_e = min(max(steer_e, -MAX_STEER), MAX_STEER)
     w.last_ego_control[0] = (acc_e, steer_e)
     X, Y, YAW, V, BETA, L, KIND = sc.x, sc.y, sc.yaw, sc.v, sc.beta, sc.L, sc.kind
     acc, steer = [acc_e, 0.0, 0.0], [steer_e, 0.0, 0.0]
@@ -481,11 +478,11 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
         target = tb["adv_base"][scn] + tb["adv_scale"][scn] * adv[0]
         lead_after = tb["lead_after"][scn]
         if lead_after > 0 and _hypot(X[1] - float(w.spawn_x[0, 1]), Y[1] - float(w.spawn_y[0, 1])) < lead_after:
-            target = C["_SCRIPTED_REACH"]
+            target = SCRIPTED_REACH
         acc[1] = min(max((max(target, 0.0) - V[1]) / DT, -sc.b_max[1]), sc.a_max[1])
     else:
-        acc[1] = adv[0] * C["ADV_ACC_MAX"]
-        steer[1] = adv[1] * C["ADV_STEER_MAX"]
+        acc[1] = adv[0] * ADV_ACC_MAX
+        steer[1] = adv[1] * ADV_STEER_MAX
     acc[2] = min(max((float(w.scripted_speed[0, 2]) - V[2]) / DT, -sc.b_max[2]), sc.a_max[2])
     # ---- integrate (highway-env kinematic bicycle; walkers translate)
     frozen = sc.frozen
@@ -533,7 +530,7 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
             frozen[2] = True
     # ---- route progress and metrics
     vehicle_front = _project_and_lead(sc)
-    m = w._m
+    m = w.metrics
     v0 = V[0]
     m["driven"][0] += v0 * DT
     on_road = False
@@ -569,11 +566,11 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     w.vx[0], w.vy[0], w.ax[0], w.ay[0] = sc.vx, sc.vy, sc.ax, sc.ay
     w.frozen[0] = frozen
     w.ego_s[0], w.ego_lat[0], w.ego_head[0], w.lat_target[0] = sc.ego_s, sc.ego_lat, sc.ego_head, sc.lat_target
-    s_act, lat_act, head_act = w._act_proj
+    s_act, lat_act, head_act = w.act_proj
     for j in (1, 2):
         if KIND[j] != KIND_NONE:
             s_act[0, j - 1], lat_act[0, j - 1], head_act[0, j - 1] = sc.proj[j]
-    w._vehicle_front[0] = vehicle_front
+    w.vehicle_front[0] = vehicle_front
     # ---- sigma, TTC, risk
     sig, feat, ttc, dist, present = measure_one(w, sc, vehicle_front)
     sigma_t = float(w.sigma_prev[0])
@@ -596,7 +593,7 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     m["j_sigma"][0] += sig
     if sig >= w.k_feasible:
         m["feasible"][0] += 1.0
-    if sig >= C["STRICT_K"]:
+    if sig >= STRICT_K:
         m["feasible_strict"][0] += 1.0
     if sig < m["min_sigma"][0]:
         m["min_sigma"][0] = sig

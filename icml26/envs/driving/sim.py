@@ -17,6 +17,21 @@ from typing import Any
 
 import numpy as np
 
+from icml26.envs.driving.constants import (
+    ADV_ACC_MAX,
+    ADV_STEER_MAX,
+    DT,
+    EGO_OBS_DIM,
+    EGO_RL_ACC,
+    EGO_RL_STEER,
+    LIMITS,
+    MAX_STEER,
+    N_BODIES,
+    OBS_PER_ACTOR,
+    SCRIPTED_REACH,
+    STRICT_K,
+    TABLES,
+)
 from icml26.envs.driving.feasibility import (
     FeasibilityParams,
     sigma_batch,
@@ -24,9 +39,13 @@ from icml26.envs.driving.feasibility import (
     ttc_risk_batch,
 )
 from icml26.envs.driving.risk import RiskPredictor, risk_features
+from icml26.envs.driving.scalar import (
+    StepOne,
+    observation_one,
+    reset_measure_one,
+    step_scene,
+)
 from icml26.envs.driving.scenarios import (
-    JUNCTION_HALF,
-    KIND_BICYCLE,
     KIND_CAR,
     KIND_NONE,
     KIND_STATIC,
@@ -37,20 +56,6 @@ from icml26.envs.driving.scenarios import (
 
 __all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "N_BODIES", "OBS_PER_ACTOR", "EGO_OBS_DIM",
            "boxes_overlap", "project_on_route", "DT"]
-
-DT = 0.1  # s per step (SafeBench / ScenePilot)
-N_BODIES = 3
-OBS_PER_ACTOR = 9
-EGO_OBS_DIM = 12
-MAX_STEER = np.pi / 3  # highway-env Vehicle.MAX_STEERING_ANGLE
-EGO_RL_ACC, EGO_RL_STEER = 3.0, 0.3  # SafeBench RL planners: action [acc * 3, steer * 0.3]
-ADV_ACC_MAX, ADV_STEER_MAX = 3.0, 0.2  # ScenePilot 2-D adversary: acc_max 3, steer_max 0.2
-# (max accel, max brake, max speed) per body kind
-_LIMITS = {KIND_CAR: (3.5, 8.0, 20.0), KIND_WALKER: (4.0, 4.0, 3.0), KIND_BICYCLE: (2.5, 5.0, 10.0),
-           KIND_STATIC: (0.0, 0.0, 0.0), KIND_NONE: (0.0, 0.0, 0.0)}
-_SCRIPTED_REACH = 12.0  # scenario 3: speed of the scripted cars (m/s)
-STRICT_K = 0.35  # the last threshold of ScenePilot's k curriculum (feasible_ratio_strict)
-
 
 @dataclass(frozen=True)
 class PlannerParams:
@@ -154,35 +159,6 @@ def route_point(prims: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
 # --------------------------------------------------------------------------- the world
 
 
-def _layout_tables() -> dict[str, np.ndarray]:
-    ids = sorted(LAYOUTS)
-    n = max(ids) + 1
-    prims = np.zeros((n, 3, 8))
-    rects = np.tile(np.array([np.inf, -np.inf, np.inf, -np.inf]), (n, 3, 1))
-    route_len, max_dist = np.zeros(n), np.zeros(n)
-    adv_base, adv_scale, passing, lead_after = np.zeros(n), np.zeros(n), np.zeros(n, bool), np.zeros(n)
-    route_end = np.zeros((n, 2))
-    j_entry, j_exit = np.full(n, np.inf), np.full(n, np.inf)
-    for i in ids:
-        lay = LAYOUTS[i]
-        prims[i] = lay.primitives
-        for j, r in enumerate(lay.rects):
-            rects[i, j] = r
-        route_len[i], max_dist[i] = lay.route_length, lay.max_distance
-        adv_base[i], adv_scale[i] = lay.adv_base, lay.adv_scale
-        passing[i], lead_after[i] = lay.allow_passing, lay.lead_brake_after
-        route_end[i] = lay.route[-1]
-        if lay.junction is not None:  # arc length where the route enters / leaves the junction square
-            xj, yc = lay.junction
-            inside = (np.abs(lay.route[:, 0] - xj) <= JUNCTION_HALF) & (np.abs(lay.route[:, 1] - yc) <= JUNCTION_HALF)
-            s_pts = np.linspace(0.0, lay.route_length, len(lay.route))
-            j_entry[i], j_exit[i] = s_pts[inside].min(), s_pts[inside].max()
-    return {"prims": prims, "rects": rects, "route_len": route_len, "max_dist": max_dist,
-            "adv_base": adv_base, "adv_scale": adv_scale, "passing": passing, "lead_after": lead_after,
-            "route_end": route_end, "j_entry": j_entry, "j_exit": j_exit}
-
-
-_TABLES = _layout_tables()
 
 
 @dataclass
@@ -246,7 +222,7 @@ class KinematicWorld:
         self.lat_target = np.zeros(N)
         self.sigma_prev = np.zeros(N)
         self.feat_prev = np.zeros((N, 6), dtype=np.float32)
-        self._m: dict[str, np.ndarray] = {}
+        self.metrics: dict[str, np.ndarray] = {}
         self._reset_metrics(np.arange(N))
         self.ego_s = np.zeros(N)
         self.ego_lat = np.zeros(N)
@@ -265,9 +241,9 @@ class KinematicWorld:
         for k in ("driven", "off_road", "dist_route", "lane_inv", "acc_sum", "yaw_change", "collided",
                   "adv_other", "completion", "j_risk", "j_sigma", "steps", "feasible", "min_ttc",
                   "feasible_strict", "min_sigma"):
-            if k not in self._m:
-                self._m[k] = np.zeros(self.n)
-            self._m[k][idx] = np.inf if k == "min_ttc" else (1.0 if k == "min_sigma" else 0.0)
+            if k not in self.metrics:
+                self.metrics[k] = np.zeros(self.n)
+            self.metrics[k][idx] = np.inf if k == "min_ttc" else (1.0 if k == "min_sigma" else 0.0)
 
     def reset(self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None) -> None:
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
@@ -293,7 +269,7 @@ class KinematicWorld:
                 self.length[i, j], self.width[i, j] = a.length, a.width
                 self.scripted_speed[i, j] = a.scripted_speed if a.role == "scripted" else 0.0
             for j in range(N_BODIES):
-                self.a_max[i, j], self.b_max[i, j], self.v_max[i, j] = _LIMITS[int(self.kind[i, j])]
+                self.a_max[i, j], self.b_max[i, j], self.v_max[i, j] = LIMITS[int(self.kind[i, j])]
         self.spawn_x[idx], self.spawn_y[idx] = self.x[idx], self.y[idx]
         self.vx[idx], self.vy[idx], self.ax[idx], self.ay[idx] = 0.0, 0.0, 0.0, 0.0
         self.frozen[idx] = False
@@ -336,23 +312,23 @@ class KinematicWorld:
     def ego_state4(self) -> np.ndarray:
         """SafeBench's ego state: [lateral distance, -yaw error, speed, vehicle_front]."""
         yaw_err = _wrap(self.yaw[:, 0] - self.ego_head)
-        return np.stack([self.ego_lat, -yaw_err, self.v[:, 0], self._vehicle_front], axis=1)
+        return np.stack([self.ego_lat, -yaw_err, self.v[:, 0], self.vehicle_front], axis=1)
 
     # ------------------------------------------------------------------ ego projection & leaders
     def _prims(self) -> np.ndarray:
-        return _TABLES["prims"][self.scn]
+        return TABLES["prims"][self.scn]
 
     def _update_ego_projection(self) -> None:
         """Project all bodies on the ego's route once per step (cached for the planner)."""
         s, lat, head, _ = project_on_route(self._prims(), self.x, self.y)
         self.ego_s, self.ego_lat, self.ego_head = s[:, 0], lat[:, 0], head[:, 0]
-        self._act_proj = (s[:, 1:], lat[:, 1:], head[:, 1:])
+        self.act_proj = (s[:, 1:], lat[:, 1:], head[:, 1:])
         lead = self._leaders(self.lat_target)
-        self._vehicle_front = ((lead[0] < 20.0).any(axis=1)).astype(np.float64)
+        self.vehicle_front = ((lead[0] < 20.0).any(axis=1)).astype(np.float64)
 
     def _leaders(self, lat_center: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Gap (inf if not in the corridor ahead), along-route speed, s and lateral of bodies 1..2."""
-        s, lat, head = self._act_proj
+        s, lat, head = self.act_proj
         rel = self.yaw[:, 1:] - head
         cr, sr = np.abs(np.cos(rel)), np.abs(np.sin(rel))
         perp = sr * self.length[:, 1:] + cr * self.width[:, 1:]
@@ -369,7 +345,7 @@ class KinematicWorld:
     def plan_ego(self) -> np.ndarray:
         """The planner's [acc (m/s^2), steer (rad)] for every scene, shape (N, 2)."""
         P = self.planner
-        tb = _TABLES
+        tb = TABLES
         v = self.v[:, 0]
         prims = self._prims()
         # passing manoeuvre (scenario 4): leave the lane around a stopped car when the gap allows
@@ -470,7 +446,7 @@ class KinematicWorld:
             t_conf = np.minimum(t_conf, first)
         # yield before the junction, never stop inside it (clear the junction instead)
         half = 0.5 * self.length[:, 0]
-        j_entry, j_exit = _TABLES["j_entry"][self.scn], _TABLES["j_exit"][self.scn]
+        j_entry, j_exit = TABLES["j_entry"][self.scn], TABLES["j_exit"][self.scn]
         inside = (self.ego_s + half > j_entry) & (self.ego_s - half < j_exit)
         t_conf = np.where(inside, np.inf, t_conf)
         finite = np.isfinite(t_conf)
@@ -516,7 +492,7 @@ class KinematicWorld:
                 extra={"distance": np.array([one.distance]), "completion": np.array([one.completion]),
                        "off_road": np.array([one.off_road])})
         N = self.n
-        tb = _TABLES
+        tb = TABLES
         # ---- ego control
         if self.external_ego and not self.ego_residual:
             if ego_control is None:
@@ -542,7 +518,7 @@ class KinematicWorld:
             lead_after = tb["lead_after"][self.scn]
             moved = np.hypot(self.x[:, 1] - self.spawn_x[:, 1], self.y[:, 1] - self.spawn_y[:, 1])
             scripted_phase = (lead_after > 0) & (moved < lead_after)
-            target = np.where(scripted_phase, _SCRIPTED_REACH, target)
+            target = np.where(scripted_phase, SCRIPTED_REACH, target)
             acc[:, 1] = self._speed_control(1, np.maximum(target, 0.0))
         else:
             acc[:, 1] = a[:, 0] * ADV_ACC_MAX
@@ -573,7 +549,7 @@ class KinematicWorld:
             newly &= active
         # ---- route progress and metrics
         self._update_ego_projection()
-        m = self._m
+        m = self.metrics
         step_on = np.ones(N, bool) if active is None else active
         m["driven"] += np.where(step_on, self.v[:, 0] * DT, 0.0)
         rects = tb["rects"][self.scn]
@@ -680,7 +656,7 @@ class KinematicWorld:
     # ------------------------------------------------------------------ episode metrics
     def episode_metrics(self, i: int) -> dict[str, float]:
         """Per-episode figures of scene ``i`` (SafeBench / ScenePilot metric inputs)."""
-        m = self._m
+        m = self.metrics
         steps = max(float(m["steps"][i]), 1.0)
         return {
             "scenario": int(self.scn[i]),
@@ -705,11 +681,3 @@ class KinematicWorld:
             "steps": float(steps),
             "min_ttc": float(min(m["min_ttc"][i], 1e4)),
         }
-
-
-from icml26.envs.driving.scalar import (  # noqa: E402  (scalar imports this module)
-    StepOne,
-    observation_one,
-    reset_measure_one,
-    step_scene,
-)

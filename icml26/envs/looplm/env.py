@@ -31,8 +31,11 @@ class LoopReasoningEnv(gym.Env):
 
     ## Action Space
     ``Text(max_answer_len + 4, min_length=0, charset=CHARSET)``: the answer text. ``step`` also
-    accepts a sequence of token ids (decoded up to the first EOS). Any string is scored: a
-    malformed one (empty, non-numeric, too long, foreign characters) scores 0 and never raises.
+    accepts a sequence of token ids (decoded up to the first EOS). ``step`` checks the answer
+    against this space first: one longer than ``max_length`` or with characters outside
+    ``CHARSET`` raises ``ValueError`` and the episode stays open. Any answer in the space is
+    scored; a malformed one (empty, non-numeric) scores 0. (:meth:`score` and
+    :meth:`score_group` score any string, out-of-space ones included, and never raise.)
 
     ## Observation Space
     ``Dict(tokens=Box(0, vocab_size - 1, (max_prompt_len,), int64), length=Discrete(max_prompt_len
@@ -57,11 +60,15 @@ class LoopReasoningEnv(gym.Env):
     ``terms=3``, ``digits_a=2, digits_b=2``, ``length=12``, ``max_value=50, ops="+-*"``,
     ``reverse=False``.
 
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``TokenizedText``: the answer becomes a
+    ``MultiDiscrete`` array of character ids (0 ends it); the observation is already numeric.
+
     ## Version History
     * v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, task: str = "addition", split: str = "train", test_fraction: float = 0.2,
                  render_mode: str | None = None, **knobs: Any) -> None:
@@ -101,6 +108,18 @@ class LoopReasoningEnv(gym.Env):
         if self._problem is None or self._done:
             raise RuntimeError("LoopReasoning-v0: call reset() before step() (episodes last one step)")
         answer = self._answer_text(action)
+        space = self.action_space
+        if len(answer) > space.max_length:
+            raise ValueError(
+                f"LoopReasoning-v0: the answer has {len(answer)} characters, more than the "
+                f"{space.max_length} of the action space {space} (the episode stays open)"
+            )
+        foreign = sorted(set(answer) - space.character_set)
+        if foreign:
+            raise ValueError(
+                f"LoopReasoning-v0: the answer has characters {foreign[:10]} outside the charset "
+                f"of the action space {space} (the episode stays open)"
+            )
         problem = self._problem
         reward = self.generator.score(answer, problem)
         self._done, self._last_answer = True, answer

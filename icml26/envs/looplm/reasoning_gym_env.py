@@ -53,11 +53,15 @@ class ReasoningGymEnv(gym.Env):
     ``gym.make("icml26/ReasoningGym-v0", name="basic_arithmetic", size=500, dataset_seed=0,
     split="train", max_answer_len=256, config=None)``; ``config`` is passed to ``create_dataset``.
 
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``TokenizedText``: question and answer become
+    ``MultiDiscrete`` arrays of character ids (0 ends the text).
+
     ## Version History
     * v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, name: str = "basic_arithmetic", size: int = 500, dataset_seed: int = 0,
                  split: str = "train", max_answer_len: int = 256,

@@ -17,6 +17,9 @@ Generators (``make_generator(name, **knobs)``):
 * ``parity``: ``parity 01101=`` -> ``1`` (number of ones mod 2), ``length`` bits.
 * ``counting``: ``count a in abcab=`` -> ``2``, a ``length``-letter string over ``alphabet``.
 * ``word_problem``: short sentences with ``+``, ``-`` or ``*`` on numbers up to ``max_value``.
+* ``pointer_chain``: ``b=7,q=b,c=q.c=`` -> ``7``, chains of ``length`` variables (one look-up per
+  link: a task where loop depth matters).
+* ``permutation_power``: ``31402 4 3=`` -> ``p^3(4)``, ``k`` chained look-ups in a permutation.
 """
 
 from __future__ import annotations
@@ -246,8 +249,106 @@ class WordProblem(TaskGenerator):
         return Problem(prompt, _fmt(value, self.reverse), value, self.name)
 
 
+_VARS = "abcdefghijklmnopqrstuvwxyz"
+
+
+class PointerChain(TaskGenerator):
+    """Variable chains: ``b=7,q=b,d=4,x=d,c=q.c=`` -> ``7`` (c = q = b = 7: three look-ups).
+
+    ``chains`` chains of ``length`` single-letter variables each, over distinct letters: the first
+    variable of a chain is bound to a digit (distinct digits across chains), each later one to the
+    previous variable. All bindings are shuffled; the query names one variable, and answering it
+    takes as many look-ups as its position in its chain (``depth``). ``query="end"`` always asks
+    for a chain's last variable (depth = ``length``); ``query="any"`` draws the depth uniformly from
+    1..``length``. Each look-up is one attention hop, so the task needs depth (more loops).
+    """
+
+    name = "pointer_chain"
+
+    def __init__(self, length: int = 3, chains: int = 2, query: str = "any") -> None:
+        self.length = _check_int("length", length, 1, 12)
+        self.chains = _check_int("chains", chains, 1, 10)
+        if self.length * self.chains > len(_VARS):
+            raise ValueError(f"looplm task pointer_chain: length x chains = {self.length * self.chains} "
+                             f"variables, more than the {len(_VARS)} letters")
+        if query not in ("any", "end"):
+            raise ValueError(f"looplm task knob 'query': expected 'any' or 'end', got {query!r}")
+        self.query = query
+        self.reverse = False
+        n = self.length * self.chains
+        self.max_prompt_len = 4 * n - 1 + 3  # "x=y" bindings joined by "," then ".q="
+        self.max_answer_len = 1
+
+    def config(self) -> dict[str, Any]:
+        return {"length": self.length, "chains": self.chains, "query": self.query}
+
+    def sample(self, rng: np.random.Generator) -> Problem:
+        names = [_VARS[i] for i in rng.permutation(len(_VARS))[: self.length * self.chains]]
+        digits = [int(d) for d in rng.permutation(10)[: self.chains]]
+        bindings, chains = [], []
+        for c in range(self.chains):
+            chain = names[c * self.length: (c + 1) * self.length]
+            chains.append(chain)
+            bindings.append(f"{chain[0]}={digits[c]}")
+            bindings += [f"{chain[i]}={chain[i - 1]}" for i in range(1, self.length)]
+        order = rng.permutation(len(bindings))
+        c = int(rng.integers(0, self.chains))
+        depth = self.length if self.query == "end" else int(rng.integers(1, self.length + 1))
+        q = chains[c][depth - 1]
+        prompt = ",".join(bindings[i] for i in order) + f".{q}="
+        return Problem(prompt, str(digits[c]), digits[c], self.name)
+
+    @staticmethod
+    def depth(problem: Problem) -> int:
+        """How many look-ups the problem's query takes (read back from its prompt)."""
+        body, q = problem.prompt[:-1].split(".")
+        binding = dict(b.split("=") for b in body.split(","))
+        v, d = q, 0
+        while not v.isdigit():
+            v, d = binding[v], d + 1
+        return d
+
+
+class PermutationPower(TaskGenerator):
+    """``31402 4 3=`` -> ``0``: a permutation ``p`` of 0..size-1 (``p[i]`` is the i-th digit), a start
+    ``x`` and a power ``k``; the answer is ``p^k(x) = p(p(...p(x)))``. Each application is one
+    look-up (an attention hop), so ``k`` look-ups must happen in sequence: the task needs depth.
+    ``power="any"`` draws ``k`` uniformly from 1..``max_power``, ``"max"`` always uses ``max_power``.
+    """
+
+    name = "permutation_power"
+
+    def __init__(self, size: int = 8, max_power: int = 4, power: str = "any") -> None:
+        self.size = _check_int("size", size, 2, 10)
+        self.max_power = _check_int("max_power", max_power, 1, 9)
+        if power not in ("any", "max"):
+            raise ValueError(f"looplm task knob 'power': expected 'any' or 'max', got {power!r}")
+        self.power = power
+        self.reverse = False
+        self.max_prompt_len = self.size + 5
+        self.max_answer_len = 1
+
+    def config(self) -> dict[str, Any]:
+        return {"size": self.size, "max_power": self.max_power, "power": self.power}
+
+    def sample(self, rng: np.random.Generator) -> Problem:
+        perm = [int(v) for v in rng.permutation(self.size)]
+        x = int(rng.integers(0, self.size))
+        k = self.max_power if self.power == "max" else int(rng.integers(1, self.max_power + 1))
+        v = x
+        for _ in range(k):
+            v = perm[v]
+        return Problem(f"{''.join(map(str, perm))} {x} {k}=", str(v), v, self.name)
+
+    @staticmethod
+    def depth(problem: Problem) -> int:
+        """The power ``k`` of the problem (its number of look-ups), read back from the prompt."""
+        return int(problem.prompt[:-1].split(" ")[2])
+
+
 GENERATORS: dict[str, type[TaskGenerator]] = {
-    g.name: g for g in (Addition, ChainedSum, Multiplication, Parity, Counting, WordProblem)
+    g.name: g for g in (Addition, ChainedSum, Multiplication, Parity, Counting, WordProblem, PointerChain,
+                  PermutationPower)
 }
 
 

@@ -2,7 +2,10 @@
 
 Behavior regimes (:func:`behavior`): ``uniform``; ``eps_nash`` ((1 - eps) Nash + eps uniform
 for both players); ``unilateral`` (half the trajectories from (mu*, uniform), half from
-(uniform, nu*)); ``nash`` (Nash only; the negative control where unilateral coverage fails);
+(uniform, nu*), around the *unregularized* Nash equilibrium); ``reg_unilateral`` (the same around
+the beta-*regularized* equilibrium whose reference is the data's own marginal behavior, a fixed
+point); ``reg_unilateral_restricted`` (the same with every policy restricted to a seeded random
+support: one action per player removed at every (h, s), so the data never cover A x B); ``nash`` (Nash only; the negative control where unilateral coverage fails);
 ``custom`` (given mu, nu); ``tree`` (the tree game's data: uniform at the 2-action stages,
 mu = (0.6, .1, .1, .1, .1) and nu uniform at the RPSFW stage).
 
@@ -39,6 +42,7 @@ __all__ = [
     "Behavior",
     "REGIMES",
     "behavior",
+    "restricted_support",
     "collect_dataset",
     "OfflineDataset",
     "load_dataset",
@@ -47,7 +51,16 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-REGIMES = ("uniform", "eps_nash", "unilateral", "nash", "tree", "custom")
+REGIMES = (
+    "uniform",
+    "eps_nash",
+    "unilateral",
+    "reg_unilateral",
+    "reg_unilateral_restricted",
+    "nash",
+    "tree",
+    "custom",
+)
 _ARRAYS = ("states", "actions_max", "actions_min", "rewards", "next_states", "components")
 
 
@@ -97,17 +110,86 @@ class Behavior:
         return mu / mu.sum(-1, keepdims=True), nu / nu.sum(-1, keepdims=True)
 
 
+def restricted_support(
+    game: TabularMarkovGame, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded support masks (H, S, A) / (H, S, B): one random legal action per player removed
+    at every (h, s) that has at least two (the ``reg_unilateral_restricted`` regime)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for legal in (game.legal_max, game.legal_min):
+        mask = np.array(legal, dtype=bool)
+        score = np.where(mask, rng.random(mask.shape), -1.0)
+        drop = np.argmax(score, axis=-1)
+        many = mask.sum(-1) >= 2
+        h, s = np.nonzero(many)
+        mask[h, s, drop[h, s]] = False
+        out.append(mask)
+    return out[0], out[1]
+
+
+_REG_CACHE: dict[tuple[str, str, float, int], tuple[Behavior, dict[str, Any]]] = {}
+
+
+def _regularized_unilateral(
+    game: TabularMarkovGame, beta: float, U: np.ndarray, V: np.ndarray, tol: float = 1e-10
+) -> tuple[Behavior, dict[str, Any]]:
+    """Half (mu_b, U), half (U, nu_b) with (mu_b, nu_b) the beta-regularized equilibrium whose
+    reference is the mixture's own marginal behavior (fixed-point iteration from U, V)."""
+    from icml26.envs.markov_games.metrics import regularized_equilibrium
+
+    ref_mu, ref_nu = U, V
+    iterations = 0
+    for _ in range(200):
+        iterations += 1
+        eq = regularized_equilibrium(game, beta, ref_mu, ref_nu)
+        beh = Behavior("", np.array([0.5, 0.5]), np.stack([eq.mu, U]), np.stack([V, eq.nu]))
+        new_mu, new_nu = beh.marginals(game)
+        new_mu, new_nu = np.where(U > 0, new_mu, 0.0), np.where(V > 0, new_nu, 0.0)
+        new_mu /= new_mu.sum(-1, keepdims=True)
+        new_nu /= new_nu.sum(-1, keepdims=True)
+        delta = max(np.abs(new_mu - ref_mu).max(), np.abs(new_nu - ref_nu).max())
+        ref_mu, ref_nu = new_mu, new_nu
+        if delta < tol:
+            break
+    else:
+        raise RuntimeError(
+            f"behavior(regime='reg_unilateral'): fixed point not reached (beta={beta}, "
+            f"last change {delta:.2g})"
+        )
+    return beh, {"beta": float(beta), "fixed_point_iterations": iterations}
+
+
 def behavior(
     game: TabularMarkovGame,
     regime: str = "uniform",
     eps: float = 0.2,
     mu: Any | None = None,
     nu: Any | None = None,
+    beta: float = 0.1,
+    support_seed: int = 0,
 ) -> Behavior:
-    """The behavior mixture of a data regime (see the module docstring)."""
+    """The behavior mixture of a data regime (see the module docstring); ``beta`` and
+    ``support_seed`` are used by the ``reg_unilateral*`` regimes only."""
     from icml26.envs.markov_games.metrics import nash_equilibrium
 
     U, V = uniform_policy(game, "max"), uniform_policy(game, "min")
+    if regime in ("reg_unilateral", "reg_unilateral_restricted"):
+        if not beta > 0:
+            raise ValueError(f"behavior(regime={regime!r}): beta must be > 0, got {beta!r}")
+        params: dict[str, Any] = {}
+        if regime == "reg_unilateral_restricted":
+            m_sup, n_sup = restricted_support(game, support_seed)
+            U = m_sup / m_sup.sum(-1, keepdims=True)
+            V = n_sup / n_sup.sum(-1, keepdims=True)
+            params["support_seed"] = int(support_seed)
+        key = (game.fingerprint(), regime, float(beta), int(support_seed))
+        if key not in _REG_CACHE:  # the fixed point costs ~25 regularized solves
+            _REG_CACHE[key] = _regularized_unilateral(game, beta, U, V)
+            if len(_REG_CACHE) > 32:
+                _REG_CACHE.pop(next(iter(_REG_CACHE)))
+        beh, extra = _REG_CACHE[key]
+        return Behavior(regime, beh.weights, beh.mu, beh.nu, {**extra, **params})
     if regime == "uniform":
         return Behavior(regime, np.ones(1), U[None], V[None])
     if regime == "custom":
@@ -163,12 +245,19 @@ def collect_dataset(
     mu: Any | None = None,
     nu: Any | None = None,
     behavior_pair: Behavior | None = None,
+    beta: float = 0.1,
+    support_seed: int = 0,
 ) -> OfflineDataset:
-    """Collect ``n`` trajectories (vectorized over trajectories, seeded) under a regime."""
+    """Collect ``n`` trajectories (vectorized over trajectories, seeded) under a regime
+    (``beta``, ``support_seed``: see :func:`behavior`)."""
     g = make_game(game)
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"collect_dataset: n must be an integer >= 1, got {n!r}")
-    beh = behavior_pair if behavior_pair is not None else behavior(g, regime, eps, mu, nu)
+    beh = (
+        behavior_pair
+        if behavior_pair is not None
+        else behavior(g, regime, eps, mu, nu, beta, support_seed)
+    )
     rng = np.random.default_rng(seed)
     H = g.H
     comp = _interleave(beh.weights, int(n))
@@ -423,11 +512,22 @@ class OfflineDataset:
         )
         return beh.occupancy(g)
 
-    def concentrability(self) -> float:
-        """The exact unilateral concentrability coefficient C* of this dataset's distribution."""
-        from icml26.envs.markov_games.metrics import unilateral_concentrability
+    def concentrability(self, beta: float | None = None) -> float:
+        """The exact unilateral concentrability coefficient C* of this dataset's distribution,
+        around the Nash equilibrium (``beta=None``) or around the beta-regularized equilibrium
+        whose references are the data's marginal behavior (deviations restricted to their
+        supports)."""
+        from icml26.envs.markov_games.metrics import (
+            regularized_equilibrium,
+            unilateral_concentrability,
+        )
 
-        return float(unilateral_concentrability(self.resolve_game(), self.data_occupancy()))
+        g = self.resolve_game()
+        if beta is None:
+            return float(unilateral_concentrability(g, self.data_occupancy()))
+        eq = regularized_equilibrium(g, beta, self.reference_mu, self.reference_nu)
+        sup = (self.reference_mu > 0, self.reference_nu > 0)
+        return float(unilateral_concentrability(g, self.data_occupancy(), eq, support=sup))
 
     def counts(self) -> np.ndarray:
         """Visit counts N_h(s, a, b) (H, S, A, B)."""
@@ -466,24 +566,38 @@ class OfflineDataset:
         return path
 
     def to_minari(
-        self, dataset_id: str, data_path: str | os.PathLike[str] | None = None, **create_kwargs: Any
+        self,
+        dataset_id: str,
+        data_path: str | os.PathLike[str] | None = None,
+        player: str = "max",
+        **create_kwargs: Any,
     ) -> Any:
-        """Export the max player's view to a Minari dataset (needs ``minari``).
+        """Export one player's view to a Minari dataset (needs ``minari``).
 
-        Each trajectory is one episode of ``icml26/ZeroSumMarkovGame-v0`` as the max player sees
-        it: observations ``[h, s]`` (H + 1 of them), actions a, rewards r, termination at the
-        last step; ``infos["opponent_action"][t + 1]`` is the min player's action at step t (-1 at
-        reset, as the env's step info). ``data_path``
-        sets ``MINARI_DATASETS_PATH`` for this call.
+        Each trajectory is one episode of ``icml26/ZeroSumMarkovGame-v0`` as ``player`` ("max"
+        or "min"; call twice for both views) sees it: observations ``[h, s]`` (H + 1 of them),
+        the player's actions, its rewards (``-r`` for the min player), termination at the last
+        step; ``infos["opponent_action"][t + 1]`` is the other player's action at step t (-1 at
+        reset, as the env's step info). The dataset's ``env_spec`` is that env with
+        ``player=player``, the game's spec and, as the opponent, the other player's exact
+        per-state marginal behavior (``reference_nu`` / ``reference_mu``): so
+        ``dataset.recover_environment()`` builds an env whose episodes follow the data's
+        distribution. A game without a rebuildable spec (``name == "custom"``) is exported
+        without ``env_spec``. ``data_path`` sets ``MINARI_DATASETS_PATH`` for this call.
         """
         from icml26._entry_points import require
 
         minari = require("minari", "minari", "OfflineDataset.to_minari")
+        import gymnasium as gym
         from gymnasium import spaces
         from minari.data_collector import EpisodeBuffer
 
+        if player not in ("max", "min"):
+            raise ValueError(f"OfflineDataset.to_minari: player must be 'max' or 'min', got {player!r}")
         H, S, A, B = self.shape
         obs_space = spaces.MultiDiscrete([H + 1, S])
+        own, other = (self.actions_max, self.actions_min) if player == "max" else (self.actions_min, self.actions_max)
+        sign = 1.0 if player == "max" else -1.0
         episodes = []
         for i in range(self.n):
             steps = np.arange(H + 1)
@@ -493,25 +607,40 @@ class OfflineDataset:
                 EpisodeBuffer(
                     id=i,
                     observations=obs.astype(np.int64),
-                    actions=self.actions_max[i].astype(np.int64),
-                    rewards=self.rewards[i].astype(np.float64).tolist(),
+                    actions=own[i].astype(np.int64),
+                    rewards=(sign * self.rewards[i].astype(np.float64) + 0.0).tolist(),
                     terminations=term,
                     truncations=[False] * H,
                     # a plain list: minari's arrow storage cannot decode 1-D array infos (0.5.x)
-                    infos={"opponent_action": [-1] + self.actions_min[i].astype(int).tolist()},
+                    infos={"opponent_action": [-1] + other[i].astype(int).tolist()},
                 )
             )
+        game_spec = self.metadata["game"].get("spec") or {}
+        env_spec = None
+        if game_spec.get("name", "custom") != "custom":
+            opponent = self.reference_nu if player == "max" else self.reference_mu
+            import dataclasses
+
+            import icml26  # noqa: F401  (registers the id)
+
+            env_spec = dataclasses.replace(gym.spec("icml26/ZeroSumMarkovGame-v0"), kwargs={
+                "game": json.loads(json.dumps(game_spec, default=str)),
+                "opponent": opponent.tolist(),
+                "player": player,
+            })
         old = os.environ.get("MINARI_DATASETS_PATH")
         if data_path is not None:
             os.environ["MINARI_DATASETS_PATH"] = str(data_path)
         try:
             kwargs: dict[str, Any] = {
                 "algorithm_name": f"behavior:{self.metadata['behavior'].get('regime')}",
-                "description": f"Max player's view of {self!r} (icml26 markov_games).",
+                "description": f"{player.capitalize()} player's view of {self!r} (icml26 markov_games).",
                 "observation_space": obs_space,
-                "action_space": spaces.Discrete(A),
+                "action_space": spaces.Discrete(A if player == "max" else B),
                 "data_format": "arrow",
             }
+            if env_spec is not None:
+                kwargs["env"] = env_spec
             kwargs.update(create_kwargs)
             return minari.create_dataset_from_buffers(dataset_id, episodes, **kwargs)
         finally:

@@ -36,7 +36,8 @@ class ZeroSumMarkovGameEnv(gym.Env):
 
     ## Action Space
     ``Discrete(A)``: the max player's action. Actions illegal at (h, s) (see
-    ``info["action_mask"]``) raise ValueError.
+    ``info["action_mask"]``) raise ValueError; so do inf and non-integral numbers. Booleans and
+    non-numbers raise TypeError.
 
     ## Observation Space
     ``MultiDiscrete([H + 1, S])``: ``[h, s]``, the step (0-based; H after the last move) and the
@@ -53,10 +54,15 @@ class ZeroSumMarkovGameEnv(gym.Env):
 
     ## Arguments
     ``gym.make("icml26/ZeroSumMarkovGame-v0", game="random", game_kwargs={...},
-    opponent="uniform" | "nash" | "best_response" | (H, S, B) array, agent_policy=None)``.
+    opponent="uniform" | "nash" | "best_response" | (H, S, B) array, agent_policy=None,
+    player="max")``.
     ``game`` is a name (``icml26.envs.markov_games.game_names()``), a spec dict or a game.
     Publish the agent's policy (H, S, A) with ``env.unwrapped.publish_policy(mu)`` or
     ``reset(options={"policy": mu})``; until then the best response is to the uniform policy.
+    ``player="min"`` gives the min player's view instead (the mirror image: ``Discrete(B)``
+    actions, reward ``-r_h(s, a, b)``, opponent policies over the max player's A actions,
+    ``opponent="nash"`` the equilibrium's max player); the offline datasets' Minari export
+    uses it for the min player's episodes.
 
     ## Version History
     * v0: initial version.
@@ -75,7 +81,12 @@ class ZeroSumMarkovGameEnv(gym.Env):
         opponent: Any = "uniform",
         agent_policy: Any | None = None,
         render_mode: str | None = None,
+        player: str = "max",
     ) -> None:
+        if player not in ("max", "min"):
+            raise ValueError(f"ZeroSumMarkovGame-v0: player must be 'max' or 'min', got {player!r}")
+        self.player = player
+        self._other = "min" if player == "max" else "max"
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"ZeroSumMarkovGame-v0: render_mode must be one of "
@@ -87,41 +98,48 @@ class ZeroSumMarkovGameEnv(gym.Env):
         self.render_mode = render_mode
         H, S, A, B = self.game.shape
         self.observation_space = spaces.MultiDiscrete([H + 1, S])
-        self.action_space = spaces.Discrete(A)
+        self.action_space = spaces.Discrete(A if player == "max" else B)
+        self._legal = self.game.legal(player)
         if isinstance(opponent, str):
             if opponent not in OPPONENTS:
+                n_other = B if player == "max" else A
                 raise ValueError(
                     f"ZeroSumMarkovGame-v0: opponent must be one of {OPPONENTS} or an "
-                    f"(H, S, B) = {(H, S, B)} policy array, got {opponent!r}"
+                    f"(H, S, {'B' if player == 'max' else 'A'}) = {(H, S, n_other)} policy array, "
+                    f"got {opponent!r}"
                 )
             self.opponent_kind = opponent
             self._fixed_opponent: np.ndarray | None = None
         else:
             self.opponent_kind = "custom"
-            self._fixed_opponent = check_policy(self.game, opponent, "min", "opponent policy")
-        self.agent_policy = self.game.uniform_policy("max")
+            self._fixed_opponent = check_policy(self.game, opponent, self._other, "opponent policy")
+        self.agent_policy = self.game.uniform_policy(player)
         self.opponent_policy = self._make_opponent()
         if agent_policy is not None:
             self.publish_policy(agent_policy)
-        self._h, self._s = 0, 0
+        self._h, self._s = H, 0  # no episode until reset()
         self._last: tuple[int, int, float] | None = None
 
     # ------------------------------------------------------------------ policies
     def publish_policy(self, mu: Any) -> None:
-        """Publish the agent's policy table (H, S, A); a best-response opponent adapts to it."""
-        self.agent_policy = check_policy(self.game, mu, "max", "ZeroSumMarkovGame-v0 agent policy")
+        """Publish the agent's policy table (H, S, A) (``(H, S, B)`` for ``player="min"``); a
+        best-response opponent adapts to it."""
+        self.agent_policy = check_policy(self.game, mu, self.player, "ZeroSumMarkovGame-v0 agent policy")
         self.opponent_policy = self._make_opponent()
 
     def _make_opponent(self) -> np.ndarray:
         if self.opponent_kind == "uniform":
-            return self.game.uniform_policy("min")
+            return self.game.uniform_policy(self._other)
         if self.opponent_kind == "nash":
             from icml26.envs.markov_games.metrics import nash_equilibrium
 
-            return np.array(nash_equilibrium(self.game).nu)
+            eq = nash_equilibrium(self.game)
+            return np.array(eq.nu if self.player == "max" else eq.mu)
         if self.opponent_kind == "best_response":
-            from icml26.envs.markov_games.metrics import best_response_to_max
+            from icml26.envs.markov_games.metrics import best_response_to_max, best_response_to_min
 
+            if self.player == "min":
+                return best_response_to_min(self.game, self.agent_policy, validate=False)[1]
             return best_response_to_max(self.game, self.agent_policy, validate=False)[1]
         assert self._fixed_opponent is not None
         return self._fixed_opponent
@@ -140,10 +158,14 @@ class ZeroSumMarkovGameEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._h >= self.game.H:
-            raise RuntimeError("ZeroSumMarkovGame-v0: step() after the episode ended; call reset()")
-        a = self._check_action(action)
+            raise RuntimeError(
+                "ZeroSumMarkovGame-v0: call reset() before step() (step() after the episode ended "
+                "or before the first reset)"
+            )
+        own = self._check_action(action)
         h, s = self._h, self._s
-        b = int(sample_categorical(self.opponent_policy[h, s][None], self.np_random.random(1))[0])
+        other = int(sample_categorical(self.opponent_policy[h, s][None], self.np_random.random(1))[0])
+        a, b = (own, other) if self.player == "max" else (other, own)
         r = float(self.game.rewards[h, s, a, b])
         self._s = int(
             sample_categorical(self.game.transitions[h, s, a, b][None], self.np_random.random(1))[0]
@@ -151,17 +173,15 @@ class ZeroSumMarkovGameEnv(gym.Env):
         self._h = h + 1
         self._last = (a, b, r)
         info = self._info()
-        info["opponent_action"] = b
-        return self._obs(), r, self._h >= self.game.H, False, info
+        info["opponent_action"] = other
+        return self._obs(), r if self.player == "max" else -r, self._h >= self.game.H, False, info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
-        text = f"{self.game.name}: step {self._h}/{self.game.H}, state {self._s}"
-        if self._last is not None:
-            a, b, r = self._last
-            text += f" (last: a={a}, b={b}, reward {r:+.3f})"
-        return text
+        from icml26.envs.markov_games.render import render_text
+
+        return render_text(self.game, self._h, self._s, self._last)
 
     # ------------------------------------------------------------------ helpers
     def _obs(self) -> np.ndarray:
@@ -172,23 +192,32 @@ class ZeroSumMarkovGameEnv(gym.Env):
         return {
             "step": self._h,
             "state": self._s,
-            "action_mask": self.game.legal_max[h, self._s].astype(np.int8),
+            "action_mask": self._legal[h, self._s].astype(np.int8),
         }
 
     def _check_action(self, action: Any) -> int:
+        if isinstance(action, (bool, np.bool_)):
+            raise TypeError(
+                f"ZeroSumMarkovGame-v0: expected an int action in {self.action_space}, got the "
+                f"boolean {action!r}"
+            )
         try:
             a = int(action)
+        except OverflowError:
+            raise ValueError(
+                f"ZeroSumMarkovGame-v0: expected a finite int action in {self.action_space}, got {action!r}"
+            ) from None
         except (TypeError, ValueError):
             raise TypeError(
                 f"ZeroSumMarkovGame-v0: expected an action in {self.action_space}, got {action!r}"
             ) from None
-        if np.ndim(action) != 0 or a != action or not 0 <= a < self.game.A:
+        if np.ndim(action) != 0 or a != action or not 0 <= a < self.action_space.n:
             raise ValueError(
                 f"ZeroSumMarkovGame-v0: expected an action in {self.action_space}, got {action!r}"
             )
-        if not self.game.legal_max[self._h, self._s, a]:
+        if not self._legal[self._h, self._s, a]:
             raise ValueError(
                 f"ZeroSumMarkovGame-v0: action {a} is illegal at step {self._h}, state {self._s}; "
-                f"legal actions {np.flatnonzero(self.game.legal_max[self._h, self._s]).tolist()}"
+                f"legal actions {np.flatnonzero(self._legal[self._h, self._s]).tolist()}"
             )
         return a

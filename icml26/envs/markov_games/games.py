@@ -324,7 +324,15 @@ _BUILDERS: dict[str, Callable[..., TabularMarkovGame]] = {
     "rpsfw": rpsfw,
     "tree": tree_game,
     "soccer": soccer,
+    "openspiel": lambda openspiel_game, params=None: _openspiel(openspiel_game, params),
 }
+
+
+def _openspiel(game: str, params: Mapping[str, Any] | None = None) -> TabularMarkovGame:
+    """An OpenSpiel simultaneous-move game as a tabular game (needs ``open_spiel``)."""
+    from icml26.envs.markov_games.openspiel import from_openspiel
+
+    return from_openspiel(game, dict(params or {})).game
 
 
 def game_names() -> list[str]:

@@ -293,13 +293,16 @@ def occupancy(game: TabularMarkovGame, mu: Any, nu: Any) -> np.ndarray:
     return d[:, :, None, None] * mu[:, :, :, None] * nu[:, :, None, :]
 
 
-def max_reach_probability(game: TabularMarkovGame, fixed: Any, fixed_player: str) -> np.ndarray:
+def max_reach_probability(
+    game: TabularMarkovGame, fixed: Any, fixed_player: str, support: Any | None = None
+) -> np.ndarray:
     """``max_pi P(s_h = s)`` (H, S) over the deviating player's policies pi, the other player
     playing ``fixed``. One backward dynamic program per target step, vectorized over targets.
+    ``support``: the deviating player's allowed actions (H, S, n) (default: its legal actions).
     """
     other = "min" if fixed_player == "max" else "max"
     pol = check_policy(game, fixed, fixed_player, "fixed policy")
-    legal_dev = game.legal(other)
+    legal_dev = game.legal(other) if support is None else np.asarray(support, dtype=bool)
     H, S = game.H, game.S
     out = np.zeros((H, S))
     out[0] = game.initial
@@ -324,6 +327,7 @@ def unilateral_concentrability(
     data_occupancy: np.ndarray,
     equilibrium: Equilibrium | None = None,
     return_table: bool = False,
+    support: tuple[Any, Any] | None = None,
 ) -> float | tuple[float, np.ndarray]:
     """The unilateral concentrability coefficient C* of a data distribution.
 
@@ -332,7 +336,9 @@ def unilateral_concentrability(
     default :func:`nash_equilibrium`) and ``data_occupancy`` the exact per-step data
     distribution d^D (H, S, A, B). The deviating player may put all its mass on any action, so
     the numerator is ``max(reach_h(s | nu*) nu*_h(b|s), reach_h(s | mu*) mu*_h(a|s))``. 0/0 = 0;
-    positive/0 = inf (coverage fails).
+    positive/0 = inf (coverage fails). ``support = (max mask, min mask)`` restricts the deviating
+    player's actions (for a KL-regularized equilibrium: the references' supports, since a
+    deviation outside them has infinite KL and never matters).
     """
     eq = nash_equilibrium(game) if equilibrium is None else equilibrium
     dD = np.asarray(data_occupancy, dtype=np.float64)
@@ -341,11 +347,16 @@ def unilateral_concentrability(
             f"unilateral_concentrability: data_occupancy must have shape "
             f"(H, S, A, B) = {game.shape}, got {dD.shape}"
         )
-    reach_vs_nu = max_reach_probability(game, eq.nu, "min")  # max player deviates
-    reach_vs_mu = max_reach_probability(game, eq.mu, "max")  # min player deviates
+    dev_max, dev_min = (
+        (game.legal_max, game.legal_min)
+        if support is None
+        else (np.asarray(support[0], dtype=bool), np.asarray(support[1], dtype=bool))
+    )
+    reach_vs_nu = max_reach_probability(game, eq.nu, "min", dev_max)  # max player deviates
+    reach_vs_mu = max_reach_probability(game, eq.mu, "max", dev_min)  # min player deviates
     num = np.maximum(
-        reach_vs_nu[:, :, None, None] * game.legal_max[:, :, :, None] * eq.nu[:, :, None, :],
-        reach_vs_mu[:, :, None, None] * eq.mu[:, :, :, None] * game.legal_min[:, :, None, :],
+        reach_vs_nu[:, :, None, None] * dev_max[:, :, :, None] * eq.nu[:, :, None, :],
+        reach_vs_mu[:, :, None, None] * eq.mu[:, :, :, None] * dev_min[:, :, None, :],
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(num > 1e-15, num / dD, 0.0)

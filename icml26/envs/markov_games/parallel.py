@@ -35,7 +35,8 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
     ## Action Space
     ``Discrete(A)`` for ``max_player`` and ``Discrete(B)`` for ``min_player``. Illegal actions
     (games with masks, e.g. the tree game) raise ValueError; the observation's
-    ``action_mask`` says which are legal.
+    ``action_mask`` says which are legal. Booleans, non-integral or non-finite numbers are
+    refused with a ``TypeError``/``ValueError`` naming the player and the space.
 
     ## Observation Space
     Both players see the full state: ``Dict(observation=MultiDiscrete([H + 1, S]),
@@ -51,9 +52,14 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
     ## Episode End
     Both players terminate after H joint moves (the game's horizon); nothing is truncated.
 
+    ## Rendering
+    ``ansi``: a status line; for soccer the board (A, B, ``*`` on the ball carrier, goal mouths).
+    ``rgb_array``: the soccer field, or for other games the grid of states with the current one
+    highlighted; a bar shows h / H. ``human`` prints the ``ansi`` frame.
+
     ## Arguments
     ``parallel_env(game="rps" | spec dict | TabularMarkovGame, game_kwargs={}, render_mode=None |
-    "ansi")``.
+    "human" | "ansi" | "rgb_array")``.
 
     ## Version History
     * v0: initial version.
@@ -61,7 +67,8 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
 
     metadata = {
         "name": "zero_sum_markov_game_v0",
-        "render_modes": ["ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 4,
         "is_parallelizable": True,
     }
 
@@ -143,16 +150,10 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
     def state(self) -> np.ndarray:
         return np.array([self._h, self._s], dtype=np.int64)
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
-            return None
-        text = f"{self.game.name}: step {self._h}/{self.game.H}, state {self._s}"
-        if self._last is not None:
-            a, b, r = self._last
-            na = self.game.action_names_max[a] if self.game.action_names_max else a
-            nb = self.game.action_names_min[b] if self.game.action_names_min else b
-            text += f" (last: max {na}, min {nb}, reward {r:+.3f})"
-        return text
+    def render(self) -> str | np.ndarray | None:
+        from icml26.envs.markov_games.render import render_frame
+
+        return render_frame(self.game, self.render_mode, self._h, self._s, self._last)
 
     def close(self) -> None:
         pass
@@ -181,8 +182,17 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
             )
         space = self._act_spaces[agent]
         value = actions[agent]
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(
+                f"zero_sum_markov_game_v0: {agent} action must be an int in {space}, got the boolean "
+                f"{value!r}"
+            )
         try:
             act = int(value)
+        except OverflowError:
+            raise ValueError(
+                f"zero_sum_markov_game_v0: {agent} action must be a finite int in {space}, got {value!r}"
+            ) from None
         except (TypeError, ValueError):
             raise TypeError(
                 f"zero_sum_markov_game_v0: {agent} action must be an int in {space}, got {value!r}"

@@ -16,6 +16,9 @@ Generators (the method card's names; ``arXiv 2602.05531`` is the paper):
   (z - z*)`` with ``a = sqrt(L^2 - L^4 rho^2)``, ``b = L^2 rho``, so ``|F(z)| = L |z - z*|`` and
   ``<F(z), z - z*> = rho |F(z)|^2`` exactly (weak Minty, Pethick's sign convention: rho < 0 is
   nonmonotone); ``copies`` blocks mixed by a random orthogonal matrix.
+* :func:`network_game`: a nonconvex-nonconcave game between two small tanh networks (a 1-D
+  Wasserstein-GAN-like generator and critic, 25 parameters), with a stationary point found by
+  deterministic extragradient and certified by its exact residual.
 * :func:`global_forsaken` (W2, Pethick et al. 2022): ``f = xy + phi(x) - phi(y)``,
   ``phi(t) = 2 t^6 / 21 - t^4 / 3 + t^2 / 3`` on the box ``[-1.5, 1.5]^2`` (not globally Lipschitz);
   L and the weak Minty constant are measured on a grid of the box (stated as such).
@@ -32,6 +35,8 @@ distribution, and costs ``b`` oracle calls):
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,12 +286,124 @@ def global_forsaken(radius: float = 1.5) -> GlobalForsaken:
     return prob
 
 
+class NetworkGame(VIProblem):
+    """A nonconvex-nonconcave game between two small networks (a 1-D Wasserstein-GAN-like game).
+
+    Generator ``G_x(s) = a . tanh(w s + b) + c`` (13 parameters ``x``) maps fixed latent draws
+    ``s_j`` to samples; critic ``D_y(t) = e . tanh(u t + v)`` (12 parameters ``y``) scores them:
+
+        f(x, y) = mean_i D_y(r_i) - mean_j D_y(G_x(s_j)) - (lam / 2) |y|^2 + (mu / 2) |x|^2,
+
+    with ``r_i`` fixed draws from the mixture ``N(-1, 0.3^2) / 2 + N(2, 0.3^2) / 2``. ``F = (grad_x f, -grad_y f)`` is exact
+    (closed-form gradients); no solution is known in closed form, so :func:`network_game` finds
+    a stationary point by deterministic extragradient and stores it with its certified residual
+    (``params["certified_residual"]``, the exact ``|F(z*)|``)."""
+
+    def operator(self, z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        flat = z.reshape(-1, z.shape[-1])
+        out = np.stack([self._grad(row) for row in flat])
+        return out.reshape(z.shape)
+
+    def _grad(self, z: np.ndarray) -> np.ndarray:
+        h, real, lat = 4, self.params["real"], self.params["latent"]
+        lam, mu = self.params["lam"], self.params["mu"]
+        w, b, a, c = z[:h], z[h:2 * h], z[2 * h:3 * h], z[3 * h]
+        u, v, e = z[3 * h + 1:4 * h + 1], z[4 * h + 1:5 * h + 1], z[5 * h + 1:6 * h + 1]
+        hg = np.tanh(np.outer(lat, w) + b)  # (J, h)
+        g = hg @ a + c  # generated samples (J,)
+
+        def critic(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            hd = np.tanh(np.outer(t, u) + v)  # (n, h)
+            return hd, hd @ e
+
+        hr, _ = critic(real)
+        hf, _ = critic(g)
+        # d f / d y of mean D(real) - mean D(fake)
+        d_e = hr.mean(0) - hf.mean(0)
+        sr, sf = (1 - hr**2) * e, (1 - hf**2) * e  # dD/d(pre-activation), (n, h)
+        d_u = (sr * real[:, None]).mean(0) - (sf * g[:, None]).mean(0)
+        d_v = sr.mean(0) - sf.mean(0)
+        grad_y = np.concatenate([d_u, d_v, d_e]) - lam * z[3 * h + 1:]
+        # d f / d x = -mean_j D'(g_j) d g_j / d x
+        dd = (sf * u).sum(1)  # dD/dt at the fake samples (J,)
+        sg = (1 - hg**2) * a  # (J, h)
+        d_w = -(dd[:, None] * sg * lat[:, None]).mean(0)
+        d_b = -(dd[:, None] * sg).mean(0)
+        d_a = -(dd[:, None] * hg).mean(0)
+        d_c = -dd.mean(keepdims=True)
+        grad_x = np.concatenate([d_w, d_b, d_a, d_c]) + mu * z[: 3 * h + 1]
+        return np.concatenate([grad_x, -grad_y])
+
+    def value(self, z: np.ndarray) -> float:
+        """``f(x, y)`` (for gradient checks)."""
+        h, real, lat = 4, self.params["real"], self.params["latent"]
+        w, b, a, c = z[:h], z[h:2 * h], z[2 * h:3 * h], z[3 * h]
+        u, v, e = z[3 * h + 1:4 * h + 1], z[4 * h + 1:5 * h + 1], z[5 * h + 1:6 * h + 1]
+        g = np.tanh(np.outer(self.params["latent"], w) + b) @ a + c
+        d_real = np.tanh(np.outer(real, u) + v) @ e
+        d_fake = np.tanh(np.outer(g, u) + v) @ e
+        del lat
+        return float(d_real.mean() - d_fake.mean() - 0.5 * self.params["lam"] * np.sum(z[3 * h + 1:] ** 2)
+                     + 0.5 * self.params["mu"] * np.sum(z[: 3 * h + 1] ** 2))
+
+
+def network_game(**kwargs: Any) -> NetworkGame:
+    """The two-network game of :class:`NetworkGame` (see :func:`build_network_game` for the
+    arguments); built once per set of arguments (a few seconds) and copied after that."""
+    return copy.deepcopy(_network_game_cached(**kwargs))
+
+
+@functools.lru_cache(maxsize=8)
+def _network_game_cached(**kwargs: Any) -> NetworkGame:
+    return build_network_game(**kwargs)
+
+
+def build_network_game(samples: int = 64, lam: float = 0.1, mu: float = 0.01, radius: float = 3.0, seed: int = 0,
+                 tol: float = 1e-10) -> NetworkGame:
+    """The two-network game of :class:`NetworkGame` on the box ``[-radius, radius]^25``; the
+    reference stationary point comes from deterministic extragradient run until ``|F| < tol``."""
+    _check_int("network_game: samples", samples, 2)
+    rng = np.random.default_rng(seed)
+    real = np.where(rng.random(samples) < 0.5, -1.0, 2.0) + 0.3 * rng.standard_normal(samples)
+    latent = rng.standard_normal(samples)
+    d = 25
+    params = {"real": real, "latent": latent, "lam": float(lam), "mu": float(mu), "radius": float(radius),
+              "seed": seed}
+    z0 = 0.5 * rng.standard_normal(d)
+    prob = NetworkGame("network-game", np.full(d, -radius), np.full(d, radius), np.zeros(d), z0, 1.0, False,
+                       0.0, params=params)
+    # L: the largest local operator norm seen on random points of the box (finite differences)
+    pts = rng.uniform(-1.0, 1.0, (40, d))
+    dirs = rng.standard_normal((40, d))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    h = 1e-5
+    prob.lipschitz = float(max(np.linalg.norm(prob.operator(p + h * q) - prob.operator(p)) / h
+                               for p, q in zip(pts, dirs)))
+    z = z0.copy()
+    step = 0.5 / prob.lipschitz
+    for _ in range(100_000):  # extragradient into the basin, then Newton on F(z) = 0 to polish
+        zb = prob.project(z - step * prob.operator(z))
+        z = prob.project(z - step * prob.operator(zb))
+        if prob.residual(z) < 1e-4:
+            break
+    for _ in range(20):
+        if prob.residual(z) < tol:
+            break
+        jac = np.stack([(prob.operator(z + 1e-7 * e) - prob.operator(z - 1e-7 * e)) / 2e-7 for e in np.eye(d)], 1)
+        z = prob.project(z - np.linalg.solve(jac, prob.operator(z)))
+    prob.solution = z
+    prob.params["certified_residual"] = prob.residual(z)
+    return prob
+
+
 PROBLEMS = {
     "bilinear": bilinear,
     "quadratic_game": quadratic_game,
     "lagrangian_qp": lagrangian_qp,
     "weak_minty_quadratic": weak_minty_quadratic,
     "global_forsaken": global_forsaken,
+    "network_game": network_game,
 }
 
 

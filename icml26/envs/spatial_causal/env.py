@@ -67,7 +67,8 @@ class SpaCEInterferenceEnv(gym.Env):
 
     ## Action Space
     ``Dict(direct=Box(-1e6, 1e6, (1,), float64), spillover=Box(-1e6, 1e6, (1,), float64),
-    erf=Box(-1e6, 1e6, (3,), float64))`` in outcome units. ``erf`` may be left out (or ``None``); ``direct`` and
+    erf=Box(-1e6, 1e6, (m,), float64))`` in outcome units, ``m = erf_points`` (3 by default: no,
+    half, all neighbours treated; ``m > 3``: shares ``j / (m - 1)``, listed in ``info["erf_levels"]``). ``erf`` may be left out (or ``None``); ``direct`` and
     ``spillover`` may be plain floats. Missing keys, unknown keys, NaN/inf or wrong shapes raise
     ``ValueError``/``TypeError`` before anything changes.
 
@@ -102,9 +103,16 @@ class SpaCEInterferenceEnv(gym.Env):
     holes | rgg, ``n_rows``, ``n_cols``, ``n_units``, ``radius``, ``length_scale``, ``conf_a``,
     ``conf_y``, ``treatment_scale``, ``treated_fraction``, ...) overrides it.
     ``reveal_confounder=True`` adds ``U`` to the reset ``info`` (for the oracle reference only).
+    ``render_mode`` is accepted for API uniformity; only ``None`` is valid.
+
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``FlattenDictSpaces``: the observation becomes
+    one flat ``Box`` (``radius`` one-hot) and the action a ``Box(5)`` ``[direct, erf(3),
+    spillover]`` (keys in sorted order).
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. ``erf_points`` (default 3, the original behaviour) added later: ``m > 3``
+      scores the ERF at m neighbour shares; data sets for the same seed are unchanged.
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -141,6 +149,7 @@ class SpaCEInterferenceEnv(gym.Env):
             self.config = config_for_variant(variant, **simulator_kwargs)
             n, p, width = self.config.n, self.config.n_covariates, self.config.table_width
             self.source = "simulator"
+        self.erf_points = self.config.erf_points if self.config is not None else len(ERF_LEVELS)
         self.n_units, self.n_covariates = n, p
         inf = DATA_BOUND
         self.observation_space = spaces.Dict(
@@ -159,7 +168,7 @@ class SpaCEInterferenceEnv(gym.Env):
             {
                 "direct": spaces.Box(-b, b, (1,), np.float64),
                 "spillover": spaces.Box(-b, b, (1,), np.float64),
-                "erf": spaces.Box(-b, b, (len(ERF_LEVELS),), np.float64),
+                "erf": spaces.Box(-b, b, (self.erf_points,), np.float64),
             }
         )
         self._data: SpatialCausalData | None = None
@@ -181,6 +190,7 @@ class SpaCEInterferenceEnv(gym.Env):
             "n_scored": int(data.scored.sum()),
             "variant": self.variant,
             "source": self.source,
+            "erf_levels": tuple(float(q) for q in data.erf_levels),
             **{k: float(v) for k, v in data.scores.items()},
         }
         if self.reveal_confounder:
@@ -201,7 +211,8 @@ class SpaCEInterferenceEnv(gym.Env):
 
     # ------------------------------------------------------------------ helpers
     def _check_action(self, action: Any) -> tuple[float, float, np.ndarray | None]:
-        expected = f"a dict like {{'direct': float, 'spillover': float, 'erf': None | 3 floats}} ({self.action_space})"
+        expected = (f"a dict like {{'direct': float, 'spillover': float, 'erf': None | {self.erf_points} floats}} "
+                    f"({self.action_space})")
         if not isinstance(action, Mapping):
             raise TypeError(f"{ENV_NAME}: expected {expected}, got {type(action).__name__} {action!r:.80}")
         unknown = sorted(set(map(str, action)) - {"direct", "spillover", "erf"})
@@ -211,7 +222,7 @@ class SpaCEInterferenceEnv(gym.Env):
         if missing:
             raise ValueError(f"{ENV_NAME}: action is missing the estimate(s) {missing}; expected {expected}")
         vals: dict[str, np.ndarray] = {}
-        for key, size in (("direct", 1), ("spillover", 1), ("erf", len(ERF_LEVELS))):
+        for key, size in (("direct", 1), ("spillover", 1), ("erf", self.erf_points)):
             if key not in action or action[key] is None:
                 continue
             try:
@@ -219,7 +230,7 @@ class SpaCEInterferenceEnv(gym.Env):
             except (TypeError, ValueError):
                 raise TypeError(f"{ENV_NAME}: action[{key!r}] must be numeric, got {action[key]!r:.80}") from None
             if v.size != size or v.ndim > 1:
-                want = "a float or shape (1,)" if size == 1 else f"shape ({size},) (levels {ERF_LEVELS})"
+                want = "a float or shape (1,)" if size == 1 else f"shape ({size},) (levels {self._data.erf_levels})"
                 raise ValueError(f"{ENV_NAME}: action[{key!r}] must be {want}, got shape {v.shape}")
             if not np.all(np.isfinite(v)) or np.any(np.abs(v) > ESTIMATE_BOUND):
                 raise ValueError(

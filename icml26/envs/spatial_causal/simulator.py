@@ -20,6 +20,9 @@ random half of the neighbours treated. The truth is::
     DE = mean_i [Y_i(1, A_N obs) - Y_i(0, A_N obs)]     SE = mean_i [Y_i(A_i obs, 1_N) - Y_i(A_i obs, 0_N)]
     ERF = mean_i [Y_i(A_i obs, 0_N), Y_i(A_i obs, half_N), Y_i(A_i obs, 1_N)]
 
+(with ``erf_points = m > 3`` the ERF is scored at m shares ``q_j = j / (m - 1)`` of treated
+neighbours, a random ``floor(q_j k)`` of the ``k`` treated; drawn after everything else)
+
 averaged over the *scored* units (interior units with full neighbourhoods on lattices, as in
 Spatial-CI; units with at least one neighbour on random geometric graphs). Difficulty scores:
 Moran's I of ``U`` and SpaCE's confounding score (how far the direct/spillover estimates of a
@@ -107,6 +110,7 @@ class SimulationConfig:
     nonlocal_confounding: bool = False  # outcome sees U averaged over the radius-max(r, 2) ball
     confounder_modulated_spillover: float = 0.0  # sd(alpha U s(e)) / sd(Y); 0.5 in 'confmod'
     asymmetric: bool = False  # DGP neighbourhood keeps only neighbours with x_j >= x_i
+    erf_points: int = 3  # ERF levels: 3 = (none, half, all) as in v0; m > 3 = shares j/(m-1), j = 0..m-1
 
     def __post_init__(self) -> None:
         def bad(msg: str) -> ValueError:
@@ -136,6 +140,8 @@ class SimulationConfig:
             raise bad("noise_sd and treatment_noise must be >= 0 and treatment_scale > 0")
         if self.confounder_modulated_spillover < 0:
             raise bad("confounder_modulated_spillover must be >= 0")
+        if not isinstance(self.erf_points, int) or not 3 <= self.erf_points <= 21:
+            raise bad(f"erf_points must be an int in [3, 21], got {self.erf_points!r}")
         if self.exposure_kernel not in ("mean", "inverse_hop"):
             raise bad(f"exposure_kernel must be 'mean' or 'inverse_hop', got {self.exposure_kernel!r}")
 
@@ -160,6 +166,12 @@ class SimulationConfig:
     def table_width(self) -> int:
         """Width of the neighbour table (the largest possible degree)."""
         return self.max_degree if self.graph == "rgg" else graphs.grid_max_degree(self.adjacency)
+
+    @property
+    def erf_levels(self) -> tuple[float, ...]:
+        """Shares of treated DGP neighbours at which the ERF is scored (floor(q k) of k treated)."""
+        m = self.erf_points
+        return tuple(j / (m - 1) for j in range(m))
 
     def replace(self, **changes: Any) -> SimulationConfig:
         return dataclasses.replace(self, **changes)
@@ -194,6 +206,8 @@ class SpatialCausalData:
     y_own: np.ndarray | None = None  # (n, 2): Y_i(a, A_N obs), a = 0, 1
     y_nbr: np.ndarray | None = None  # (n, 2): Y_i(A_i obs, a 1_N)
     y_half: np.ndarray | None = None  # (n,): Y_i(A_i obs, random half of neighbours treated)
+    y_erf: np.ndarray | None = None  # (n, m): Y_i(A_i obs, random floor(q_j k) neighbours treated)
+    erf_levels: tuple[float, ...] = (0.0, 0.5, 1.0)  # q_j of the ERF (ERF_LEVELS when y_erf is None)
     dgp_radius: int = 1
     noise: np.ndarray | None = None  # (n,) eps shared by every counterfactual
     scores: dict[str, float] = field(default_factory=dict)
@@ -217,7 +231,9 @@ class SpatialCausalData:
         de = float(np.mean(self.y_own[s, 1] - self.y_own[s, 0]))
         se = float(np.mean(self.y_nbr[s, 1] - self.y_nbr[s, 0]))
         out: dict[str, Any] = {"direct": de, "spillover": se}
-        if self.y_half is not None:
+        if self.y_erf is not None:
+            out["erf"] = self.y_erf[s].mean(axis=0)
+        elif self.y_half is not None:
             out["erf"] = np.array(
                 [self.y_nbr[s, 0].mean(), self.y_half[s].mean(), self.y_nbr[s, 1].mean()]
             )
@@ -282,15 +298,17 @@ def _intercept_for_fraction(logit: np.ndarray, target: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def _half_exposure(w: sp.csr_matrix, rng: np.random.Generator) -> np.ndarray:
-    """Exposure when a random half (floor(k/2)) of each unit's DGP neighbours is treated."""
+def _half_exposure(w: sp.csr_matrix, rng: np.random.Generator, share: float = 0.5) -> np.ndarray:
+    """Exposure when a random floor(share k) (default: half) of each unit's k DGP neighbours
+    is treated."""
     w = sp.csr_matrix(w)
     deg = np.diff(w.indptr)
     rows = np.repeat(np.arange(w.shape[0]), deg)
     order = np.lexsort((rng.random(rows.size), rows))  # random order within each row
     rank = np.empty(rows.size, dtype=np.int64)
     rank[order] = np.arange(rows.size) - np.repeat(w.indptr[:-1], deg)
-    treated = rank < np.repeat(deg // 2, deg)
+    n_treated = deg // 2 if share == 0.5 else np.floor(share * deg + 1e-9).astype(np.int64)
+    treated = rank < np.repeat(n_treated, deg)
     return np.bincount(rows, weights=w.data * treated, minlength=w.shape[0])
 
 
@@ -386,12 +404,18 @@ def simulate(config: SimulationConfig | Mapping[str, Any], rng: np.random.Genera
         model.alpha = cfg.confounder_modulated_spillover * y_sd / term_sd if term_sd > 0 else 0.0
     table = counterfactual_table(model, w, a, x, u, u_y, eps, e_half)
 
+    y_erf = None
+    if cfg.erf_points > 3:  # drawn after everything else, so U, X, A, Y match erf_points = 3
+        y_erf = np.column_stack([
+            model.mu(a.astype(np.float64), _half_exposure(w, rng, q), x, u, u_y) + eps for q in cfg.erf_levels
+        ])
     scored = _scored_units(cfg, adj)
     data = SpatialCausalData(
         coords=coords, adjacency=adj, covariates=x, treatment=a, outcome=table["y"], scored=scored,
         radius=cfg.shown_radius, table_width=cfg.table_width, confounder=u, propensity=prop,
         y_own=table["y_own"], y_nbr=table["y_nbr"], y_half=table["y_half"], dgp_radius=cfg.radius,
-        noise=eps, meta={"alpha": model.alpha, "graph": cfg.graph},
+        noise=eps, meta={"alpha": model.alpha, "graph": cfg.graph}, y_erf=y_erf,
+        erf_levels=cfg.erf_levels if y_erf is not None else (0.0, 0.5, 1.0),
     )
     data.scores = difficulty_scores(data)
     return data

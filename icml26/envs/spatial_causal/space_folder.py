@@ -88,6 +88,13 @@ def _parse_graphml(raw: bytes) -> tuple[list[tuple[str, str]], dict[str, tuple[f
             if kx in attrs and ky in attrs:
                 coords[str(node.get("id"))] = (float(attrs[kx]), float(attrs[ky]))
                 break
+        else:
+            if len(attrs) == 2:  # SpaCE reads a node's two attribute values, in order, as coordinates
+                try:
+                    first, second = (float(v) for v in attrs.values())
+                except ValueError:
+                    continue
+                coords[str(node.get("id"))] = (first, second)
     for edge in root.iter(f"{ns}edge"):
         edges.append((str(edge.get("source")), str(edge.get("target"))))
     return edges, coords

@@ -30,7 +30,8 @@ class PointReachEnv(gym.Env):
     Hitting a wall clamps the position and zeroes the normal velocity.
 
     ## Action Space
-    ``Box(-1, 1, (2,), float32)``: the force along x and y (acceleration 2 m/s^2 at 1).
+    ``Box(-1, 1, (2,), float32)``: the force along x and y (acceleration 2 m/s^2 at 1). NaN,
+    wrong shapes and values outside [-1, 1] raise a ``ValueError`` and leave the state unchanged.
 
     ## Observation Space
     ``Box((6,), float32)``: ``[x, y, vx, vy, gx - x, gy - y]`` with positions in [-2, 2],
@@ -44,13 +45,22 @@ class PointReachEnv(gym.Env):
 
     ## Episode End
     Terminated when ``|p - g| < 0.05`` and ``|v| < 0.1``. Truncated after 200 steps (by the
-    registered ``TimeLimit``).
+    registered ``TimeLimit``). ``step`` before the first ``reset`` or after termination raises
+    ``RuntimeError``.
 
     ## Arguments
     ``gym.make("icml26/PointReach-v0", render_mode=None | "rgb_array")``.
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, numpy as np, icml26
+    >>> env = gym.make("icml26/PointReach-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(np.array([1.0, 0.0], dtype=np.float32))
+    >>> print(obs[2:4], round(float(reward), 4), terminated)
+    [0.2 0. ] -2.0111 False
     """
 
     metadata = {
@@ -73,6 +83,7 @@ class PointReachEnv(gym.Env):
         self._pos = np.zeros(2)
         self._vel = np.zeros(2)
         self._goal = np.zeros(2)
+        self._running = False  # between reset() and termination
 
     # ------------------------------------------------------------------ gym API
     def reset(
@@ -85,9 +96,12 @@ class PointReachEnv(gym.Env):
             if np.linalg.norm(pos - goal) >= 1.0:
                 break
         self._pos, self._vel, self._goal = pos, np.zeros(2), goal
+        self._running = True
         return self._obs(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self._running:
+            raise RuntimeError("PointReach-v0: call reset() before step() (the episode has ended or not begun)")
         a = self._check_action(action)
         vel = self._vel + DT * (MAX_ACCEL * a - DRAG * self._vel)
         pos = self._pos + DT * vel
@@ -99,6 +113,7 @@ class PointReachEnv(gym.Env):
         dist = float(np.linalg.norm(self._pos - self._goal))
         reward = -dist - ACTION_COST * float(a @ a)
         terminated = dist < GOAL_RADIUS and float(np.linalg.norm(self._vel)) < STOP_SPEED
+        self._running = not terminated
         return self._obs(), reward, terminated, False, self._info()
 
     def render(self) -> np.ndarray | None:

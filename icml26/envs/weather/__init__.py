@@ -15,8 +15,7 @@ Importing this package is cheap; the modules load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _EXPORTS = {
     "WeatherRolloutEnv": "env", "WeatherDataset": "env", "as_weather_dataset": "env",
@@ -28,10 +27,4 @@ _EXPORTS = {
     "forecast_dataset": "forecast_io", "write_forecast": "forecast_io", "open_forecast": "forecast_io",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"icml26.envs.weather.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'icml26.envs.weather' has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -147,6 +147,12 @@ class WeatherRolloutEnv(gym.Env):
     test_period=("2003-01-01", "2003-12-31T18"), split="test", history=2, lead_steps=40,
     init_hours=(0, 12))``.
 
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``NormalizedAction``: ``Box(-1, 1)`` forecasts
+    mapped affinely onto ``env.unwrapped.action_bounds``, each channel's training-period mean
+    +- 10 standard deviations. ``icml26.envs.weather.write_forecast(episode_info, path, env=env)``
+    (or ``write_forecast(agent, path, env=env)``) writes a WeatherBench 2 zarr with units.
+
     ## Version History
     * v0: initial version.
     """
@@ -236,6 +242,16 @@ class WeatherRolloutEnv(gym.Env):
         self._init_index = idx[np.isin(hours[idx], self.init_hours)]
         if self._init_index.size == 0:
             raise ValueError(f"{ENV_NAME}: no initialization time at hours {self.init_hours} in {period}")
+
+    @property
+    def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Finite ``(low, high)`` of the action shape: per-channel training mean +- 10 std."""
+        shape = self.action_space.shape
+        mean = np.asarray(self.channel_mean, dtype=np.float64)[:, None, None]
+        std = np.asarray(self.channel_std, dtype=np.float64)[:, None, None]
+        low = np.broadcast_to(mean - 10.0 * std, shape).astype(np.float32)
+        high = np.broadcast_to(mean + 10.0 * std, shape).astype(np.float32)
+        return low, high
 
     @property
     def init_times(self) -> np.ndarray:

@@ -105,6 +105,8 @@ def channels_of(ds: xr.Dataset) -> tuple[str, ...]:
             continue
         if "level" in da.dims:
             out.extend(channel_name(str(var), int(lev)) for lev in da["level"].values)
+        elif "level" in da.attrs:  # one pressure level stored as a 2-D field (forecast_io)
+            out.append(channel_name(str(var), int(da.attrs["level"])))
         else:
             out.append(channel_name(str(var)))
     return tuple(out)
@@ -161,7 +163,10 @@ def dataset_to_array(
                 f"{sorted(map(str, ds.data_vars))}"
             )
         da = ds[ch.variable]
-        if ch.level is not None:
+        if ch.level is not None and "level" not in da.dims and "level" in da.attrs:
+            if int(da.attrs["level"]) != ch.level:  # a 2-D field of one pressure level (forecast_io)
+                raise KeyError(f"channel {name!r}: variable {ch.variable!r} holds level {da.attrs['level']} only")
+        elif ch.level is not None:
             if "level" not in da.dims:
                 raise KeyError(f"channel {name!r}: variable {ch.variable!r} has no level dimension")
             if ch.level not in da["level"].values:

@@ -9,6 +9,9 @@ name           what                                                   default ch
                extremes); :mod:`~icml26.envs.weather.synthetic`
 ``lorenz96``   Lorenz-96, K = 40, F = 8 (fast tests)                  lorenz96_x
 ``qg``         two-layer quasi-geostrophic model in numpy             z250 z750 u250 v250
+``barotropic`` spectral barotropic vorticity model on the sphere      z500 u500 v500
+               (T21, forced jet + stirring);
+               :mod:`~icml26.envs.weather.barotropic`
 ``era5``       a user's ERA5 / WeatherBench 2 zarr or netCDF          z500 t850 t2m u10 v10
                (``path=...``), conservatively regridded
 =============  =====================================================  ==========================
@@ -23,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +38,7 @@ DEFAULT_CHANNELS_BY_SOURCE: dict[str, tuple[str, ...]] = {
     "synthetic": DEFAULT_CHANNELS,
     "lorenz96": ("lorenz96_x",),
     "qg": ("z250", "z750", "u250", "v250"),
+    "barotropic": ("z500", "u500", "v500"),
     "era5": DEFAULT_CHANNELS,
 }
 SOURCES = tuple(DEFAULT_CHANNELS_BY_SOURCE)
@@ -55,6 +58,10 @@ def _generator(name: str) -> Callable[..., xr.Dataset]:
         from icml26.envs.weather.qg import generate_qg
 
         return generate_qg
+    if name == "barotropic":
+        from icml26.envs.weather.barotropic import generate_barotropic
+
+        return generate_barotropic
     raise KeyError(f"unknown weather source {name!r}; known: {', '.join(SOURCES)}")
 
 
@@ -87,7 +94,7 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
     key = cache_key(name, start, end, params)
     if key in _memo:
         return _memo[key]
-    from icml26._paths import cache_dir
+    from icml26._paths import atomic_write, cache_dir
 
     path = cache_dir("weather", name) / f"{key}.nc"
     if cache and path.exists():
@@ -95,9 +102,7 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
     else:
         ds = gen(start=start, end=end, **kwargs)
         if cache:
-            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-            ds.to_netcdf(tmp, engine="netcdf4")
-            os.replace(tmp, path)
+            atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="netcdf4"))
     _memo.clear()
     _memo[key] = ds
     return ds

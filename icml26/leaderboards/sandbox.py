@@ -1,0 +1,689 @@
+"""Run submitted agent code in a separate, limited worker process (the verifier's side).
+
+The verifier never imports a submitted module. :class:`Worker` starts a fresh interpreter
+(``python -I -m icml26.leaderboards.sandbox_worker``: isolated mode, its own temporary working
+directory and ``$HOME``, an environment reduced to an allow-list, resource limits on CPU time,
+address space, open files and file size, in its own session) or, with ``sandbox="docker"``, the
+same worker in a container (``--network none --read-only``, the same limits). The verifier
+keeps the environment, the seeds and the scoring; :class:`RemoteAgent` stands in for the agent
+in the family's ``run_trial`` and forwards each call over the worker's pipes.
+
+Wire protocol (one request, one reply): a frame is a 4-byte big-endian length and a body
+whose first byte says the encoding. Verifier -> worker: ``P`` + pickle (the worker trusts the
+verifier). Worker -> verifier: ``J`` + JSON only (the verifier never unpickles what submitted
+code wrote); arrays travel as ``{"__nd__": [dtype, shape, base64]}`` with numeric dtypes only,
+tuples as ``{"__tuple__": [...]}``. Anything else is a protocol error: the trial FAILS.
+
+The wall clock is enforced here: every reply must arrive before the trial's deadline, else
+the worker's whole process tree is frozen and killed (grandchildren that called ``setsid``
+included: this process becomes a child subreaper, so orphans are re-parented to it). A process
+that left the worker's session (``setsid``, a daemon) fails the trial.
+
+On Linux, where ``unshare`` can create namespaces (as root, or through an unprivileged user
+namespace), the process sandbox also runs the worker in new PID, network and mount namespaces
+(:func:`namespaces_available`): it cannot see or signal the verifier or anything else, has no
+network at all, everything it starts dies with it, and before the submitted code is imported the
+worker hides the paths the verifier names (the store's files, the secret file) behind
+``/dev/null`` or an empty tmpfs and drops every capability, so it cannot undo that.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import functools
+import json
+import os
+import pickle
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, NoReturn
+
+import numpy as np
+
+__all__ = [
+    "Limits",
+    "SandboxError",
+    "AgentCallError",
+    "SandboxUnavailable",
+    "Worker",
+    "RemoteAgent",
+    "entry_point_problem",
+    "docker_command",
+    "encode",
+    "decode",
+]
+
+WORKER_MODULE = "icml26.leaderboards.sandbox_worker"
+_MAX_FRAME = 64 * 2**20
+# modules that are the interpreter itself rather than a package (not all are stdlib names)
+_INTERPRETER_MODULES = frozenset({"__main__", "__future__", "builtins", "site", "sitecustomize",
+                                  "usercustomize", "_frozen_importlib", "_frozen_importlib_external"})
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_ENTRY_POINT_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
+_ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
+
+
+class SandboxError(RuntimeError):
+    """The worker died, broke a limit, or spoke outside the protocol (``kind`` says which:
+    ``"timeout"``, ``"died"``, ``"protocol"``)."""
+
+    def __init__(self, message: str, kind: str = "died") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class AgentCallError(RuntimeError):
+    """The submitted code raised inside the worker (its type, message and traceback)."""
+
+    def __init__(self, message: str, tb: str = "") -> None:
+        super().__init__(message)
+        self.remote_traceback = tb
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested sandbox cannot run here (no docker/podman)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-trial limits of a worker. ``wall_s``: wall clock for the whole trial (enforced by
+    the verifier); ``cpu_s``: CPU seconds (RLIMIT_CPU, default = ``wall_s``); ``memory_mb``:
+    address space (RLIMIT_AS); ``open_files``: RLIMIT_NOFILE; ``file_mb``: largest file the
+    worker may write (RLIMIT_FSIZE); ``startup_s``: extra wall clock for starting the
+    interpreter and importing the agent."""
+
+    wall_s: float = 1800.0
+    cpu_s: float | None = None
+    memory_mb: int = 4096
+    open_files: int = 256
+    file_mb: int = 256
+    startup_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("wall_s", "memory_mb", "open_files", "file_mb", "startup_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise ValueError(f"Limits.{name}: expected a positive number, got {v!r}")
+        if self.cpu_s is not None and not self.cpu_s > 0:
+            raise ValueError(f"Limits.cpu_s: expected a positive number or None, got {self.cpu_s!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------- entry points
+def _normalize(dist: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist).lower()
+
+
+@functools.cache
+def _owners_of_top_level_modules() -> Mapping[str, list[str]]:
+    import importlib.metadata
+
+    return importlib.metadata.packages_distributions()
+
+
+def dist_provides(dist_name: str, top: str) -> bool | None:
+    """Whether the installed distribution ``dist_name`` provides the top-level module ``top``
+    (None when it is not installed). Reads only that distribution's metadata."""
+    import importlib.metadata
+
+    try:
+        dist = importlib.metadata.distribution(dist_name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    top_level = dist.read_text("top_level.txt")
+    if top_level and top in top_level.split():
+        return True
+    for f in dist.files or []:
+        first = f.parts[0] if f.parts else ""
+        if first == top or first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd"))):
+            return True
+    return False
+
+
+def entry_point_problem(entry_point: Any, requirement: str | None = None,
+                        path: str | None = None) -> str | None:
+    """Why ``entry_point`` may not be run as a submitted agent, or None.
+
+    Refused: anything not ``package.module:Name``; a top-level module of the standard library
+    or the interpreter (``os:system``, ``subprocess:run``, ``builtins:exec``...); with a
+    ``requirement``, a top-level module installed here from another distribution. (With a
+    ``path``, the worker checks that the module is found in that directory.)
+    """
+    if not isinstance(entry_point, str) or not _ENTRY_POINT_RE.fullmatch(entry_point):
+        return f"{entry_point!r} is not an entry point 'package.module:ClassName'"
+    top = entry_point.partition(":")[0].split(".")[0]
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names or top in _INTERPRETER_MODULES:
+        return (f"{entry_point!r} names the standard-library/interpreter module {top!r}; an agent "
+                "entry point must name a class in the submitted package (its requirement or path)")
+    if requirement:
+        try:
+            from packaging.requirements import InvalidRequirement, Requirement
+
+            want = _normalize(Requirement(requirement).name)
+        except (ImportError, InvalidRequirement):
+            return None  # the requirement's own validation reports it
+        owners = _owners_of_top_level_modules().get(top)
+        if owners and want not in {_normalize(d) for d in owners}:
+            return (f"module {top!r} of {entry_point!r} belongs to the installed distribution(s) "
+                    f"{sorted(set(owners))}, not to the declared requirement {requirement!r}")
+    return None
+
+
+# ---------------------------------------------------------------------------- codec
+_ND_KINDS = frozenset("biuf")
+
+
+def encode(value: Any, _depth: int = 0) -> Any:
+    """A JSON-able form of ``value`` (numbers, strings, lists, dicts with string keys, tuples,
+    NumPy arrays and scalars of numeric dtypes). Raises ``TypeError`` for anything else."""
+    if _depth > 32:
+        raise TypeError("value nested deeper than 32 levels")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.dtype.kind not in _ND_KINDS:
+            raise TypeError(f"arrays of dtype {arr.dtype} cannot be sent (numeric dtypes only)")
+        data = np.ascontiguousarray(arr)
+        return {"__nd__": [data.dtype.str, list(arr.shape), base64.b64encode(data.tobytes()).decode(),
+                           isinstance(value, np.generic)]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, _depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, _depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str) or k.startswith("__"):
+                raise TypeError(f"dict keys must be plain strings, got {k!r}")
+            out[k] = encode(v, _depth + 1)
+        return out
+    raise TypeError(f"a {type(value).__name__} cannot be sent between the agent and the verifier")
+
+
+def decode(obj: Any, _depth: int = 0) -> Any:
+    """Inverse of :func:`encode`; raises ``ValueError`` for anything outside the format."""
+    if _depth > 32:
+        raise ValueError("value nested deeper than 32 levels")
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, list):
+        return [decode(v, _depth + 1) for v in obj]
+    if isinstance(obj, dict):
+        if set(obj) == {"__tuple__"} and isinstance(obj["__tuple__"], list):
+            return tuple(decode(v, _depth + 1) for v in obj["__tuple__"])
+        if set(obj) == {"__nd__"}:
+            try:
+                dtype_s, shape, b64, scalar = obj["__nd__"]
+                dtype = np.dtype(dtype_s)
+                if dtype.kind not in _ND_KINDS or not all(isinstance(n, int) and n >= 0 for n in shape):
+                    raise ValueError
+                raw = base64.b64decode(b64, validate=True)
+                arr = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+            except Exception:
+                raise ValueError("malformed array in the worker's reply") from None
+            return arr[()] if scalar and arr.ndim == 0 else arr
+        if any(k.startswith("__") for k in obj):
+            raise ValueError(f"unexpected keys {sorted(obj)[:5]} in the worker's reply")
+        return {k: decode(v, _depth + 1) for k, v in obj.items()}
+    raise ValueError(f"unexpected {type(obj).__name__} in the worker's reply")
+
+
+# ---------------------------------------------------------------------------- framing
+def write_frame(fd: int, body: bytes, deadline: float | None = None) -> None:
+    data = len(body).to_bytes(4, "big") + body
+    view = memoryview(data)
+    while view:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SandboxError("timed out sending to the worker", "timeout")
+            _, w, _ = select.select([], [fd], [], left)
+            if not w:
+                continue
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        except (BrokenPipeError, OSError) as e:
+            raise SandboxError(f"the worker closed its input ({e})", "died") from None
+        view = view[n:]
+
+
+def read_frame(fd: int, deadline: float | None = None, limit: int = _MAX_FRAME) -> bytes:
+    def read_exact(n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SandboxError("no reply before the deadline", "timeout")
+                r, _, _ = select.select([fd], [], [], left)
+                if not r:
+                    continue
+            try:
+                chunk = os.read(fd, n - len(buf))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise SandboxError("the worker exited", "died")
+            buf += chunk
+        return bytes(buf)
+
+    n = int.from_bytes(read_exact(4), "big")
+    if n > limit:
+        raise SandboxError(f"the worker sent a {n}-byte message (limit {limit})", "protocol")
+    return read_exact(n)
+
+
+# ---------------------------------------------------------------------------- process tree
+_guard_depth = 0
+
+
+def _prctl(option: int, value: int) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _guard(on: bool) -> None:
+    """While a worker lives, this process adopts orphaned descendants (Linux
+    PR_SET_CHILD_SUBREAPER, so a grandchild that detached can still be found and killed) and
+    keeps same-user processes out of its /proc entries (PR_SET_DUMPABLE 0: no reading its
+    environment, memory or open files). Both are undone when the last worker is closed."""
+    global _guard_depth
+    _guard_depth += 1 if on else -1
+    if (on and _guard_depth == 1) or (not on and _guard_depth == 0):
+        _prctl(36, int(on))       # PR_SET_CHILD_SUBREAPER
+        _prctl(4, int(not on))    # PR_SET_DUMPABLE
+
+
+def _proc_table() -> dict[int, tuple[int, int]]:
+    """pid -> (ppid, start time in clock ticks) for every process we can see."""
+    out: dict[int, tuple[int, int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        rest = stat[stat.rfind(b")") + 2:].split()
+        with contextlib.suppress(ValueError, IndexError):
+            out[int(name)] = (int(rest[1]), int(rest[19]))
+    return out
+
+
+def _descendants(roots: set[int], table: dict[int, tuple[int, int]]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = set(), list(roots)
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _session(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@functools.cache
+def _unshare_prefix() -> tuple[str, ...] | None:
+    """The ``unshare`` command line that puts a worker in new PID, network and mount
+    namespaces, or None where that does not work here (not Linux, no ``unshare``, no
+    permission: unprivileged user namespaces disabled)."""
+    exe = shutil.which("unshare") if sys.platform.startswith("linux") else None
+    if exe is None:
+        return None
+    user = () if os.geteuid() == 0 else ("--user", "--map-root-user")
+    cmd = (exe, *user, "--pid", "--net", "--mount", "--fork", "--kill-child", "--mount-proc")
+    try:
+        ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return cmd if ok else None
+
+
+def namespaces_available() -> bool:
+    """Whether the process sandbox can add PID/network/mount namespaces on this machine."""
+    return _unshare_prefix() is not None
+
+
+def _our_children() -> set[int]:
+    me = os.getpid()
+    return {pid for pid, (ppid, _) in _proc_table().items() if ppid == me} if os.path.isdir("/proc") else set()
+
+
+# ---------------------------------------------------------------------------- docker
+def docker_command(image: str, limits: Limits, *, name: str, agent_path: str | None = None,
+                   engine: str | None = None) -> list[str]:
+    """The ``docker run`` (or ``podman run``) command line of a containerized worker: no
+    network, read-only root, a small writable /tmp, the memory/CPU/pids/open-files limits,
+    no capabilities, the agent's directory mounted read-only at /agent."""
+    engine = engine or shutil.which("docker") or shutil.which("podman")
+    if not engine:
+        raise SandboxUnavailable("--sandbox docker needs docker or podman on PATH; neither was "
+                                 "found (use the default process sandbox, or install one)")
+    cpu = int(limits.cpu_s or limits.wall_s)
+    cmd = [engine, "run", "--rm", "-i", "--name", name, "--network", "none", "--read-only",
+           "--tmpfs", "/tmp:rw,size=512m,mode=1777", "--workdir", "/tmp", "--env", "HOME=/tmp",
+           "--memory", f"{int(limits.memory_mb)}m", "--memory-swap", f"{int(limits.memory_mb)}m",
+           "--cpus", "1", "--pids-limit", "256",
+           "--ulimit", f"nofile={int(limits.open_files)}:{int(limits.open_files)}",
+           "--ulimit", f"cpu={cpu}:{cpu + 5}",
+           "--ulimit", f"fsize={int(limits.file_mb) * 2**20}",
+           "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+    if agent_path:
+        cmd += ["--volume", f"{os.path.realpath(agent_path)}:/agent:ro"]
+    return [*cmd, image, "python", "-I", "-m", WORKER_MODULE]
+
+
+# ---------------------------------------------------------------------------- worker
+class Worker:
+    """One sandboxed worker process holding one agent for one trial.
+
+    ``Worker(entry_point, kwargs, seed, path=..., limits=...)`` starts it and constructs the
+    agent (raising :class:`AgentCallError` when the entry point is refused or the constructor
+    raises); :meth:`call` and :meth:`getattr` forward to it; :meth:`close` kills its tree.
+    """
+
+    def __init__(self, entry_point: str, kwargs: Mapping[str, Any], seed: int, *,
+                 requirement: str | None = None, path: str | None = None,
+                 limits: Limits | None = None, sandbox: str = "process",
+                 image: str = "icml26-gym:latest", threads: int = 1,
+                 namespaces: bool | None = None, hide: Sequence[str] = ()) -> None:
+        self.limits = limits or Limits()
+        self.sandbox = sandbox
+        self._dead: SandboxError | None = None
+        self._container: str | None = None
+        self.orphans = 0   # processes that left the worker's session (setsid, double fork), killed
+        self.namespaces = False
+        init_path = path
+        if sandbox == "process":
+            cmd = [sys.executable, "-I", "-m", WORKER_MODULE]
+            prefix = _unshare_prefix() if namespaces in (None, True) else None
+            if namespaces is True and prefix is None:
+                raise SandboxUnavailable("namespaces=True, but `unshare --pid --net --mount` does not "
+                                         "work on this machine")
+            if prefix is not None:
+                cmd = [*prefix, "--", *cmd]
+                self.namespaces = True
+            preexec: Any = self._preexec
+        elif sandbox == "docker":
+            self._container = f"icml26-verify-{uuid.uuid4().hex[:12]}"
+            cmd = docker_command(image, self.limits, name=self._container, agent_path=path)
+            self._engine = cmd[0]
+            init_path = "/agent" if path else None
+            preexec = None
+        else:
+            raise ValueError(f"unknown sandbox {sandbox!r}; expected 'process' or 'docker'")
+        self._tmp = tempfile.mkdtemp(prefix="icml26-sandbox-")
+        self._stderr = open(os.path.join(self._tmp, ".stderr"), "w+b")  # noqa: SIM115
+        env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
+        n = str(int(threads))
+        env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=self._tmp, TMPDIR=self._tmp,
+                   OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n,
+                   ICML26_TORCH_THREADS=n, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        _guard(True)
+        self._guarded = True
+        self._before = _our_children()
+        self._start = time.monotonic()
+        self.deadline = self._start + self.limits.wall_s + self.limits.startup_s
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._stderr, cwd=self._tmp, env=env, close_fds=True,
+                                         start_new_session=True, preexec_fn=preexec)
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self._w, self._r = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+            os.set_blocking(self._w, False)
+            reply = self._request({"op": "init", "entry_point": entry_point, "kwargs": dict(kwargs),
+                                   "seed": int(seed), "requirement": requirement, "path": init_path,
+                                   "threads": int(threads),
+                                   "hide": [str(h) for h in hide] if self.namespaces else []},
+                                  self._start + self.limits.startup_s)
+        except BaseException:
+            self.close()
+            raise
+        self.version = str(reply.get("version", "0"))[:64]
+        self.isolation = {"sandbox": sandbox, "namespaces": self.namespaces,
+                          "hidden_paths": int(reply.get("hidden", 0)) if self.namespaces else 0,
+                          "capabilities_dropped": bool(reply.get("caps_dropped", False))}
+        self.deadline = time.monotonic() + self.limits.wall_s
+
+    def _preexec(self) -> None:
+        lim = self.limits
+        mem = int(lim.memory_mb) * 2**20
+        cpu = int(lim.cpu_s or lim.wall_s) + int(lim.startup_s)
+        for res, value in ((resource.RLIMIT_AS, (mem, mem)),
+                           (resource.RLIMIT_CPU, (cpu, cpu + 5)),
+                           (resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files)),
+                           (resource.RLIMIT_FSIZE, (lim.file_mb * 2**20, lim.file_mb * 2**20)),
+                           (resource.RLIMIT_CORE, (0, 0))):
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(res, value)
+
+    # -------------------------------------------------------------- requests
+    def _request(self, msg: Mapping[str, Any], deadline: float) -> dict[str, Any]:
+        if self._dead is not None:
+            raise self._dead
+        try:
+            body = b"P" + pickle.dumps(dict(msg), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:
+            raise SandboxError(f"cannot send {msg.get('name') or msg.get('op')!r} arguments to the "
+                               f"sandboxed agent: {type(e).__name__}: {e}", "protocol") from None
+        try:
+            write_frame(self._w, body, deadline)
+            raw = read_frame(self._r, deadline)
+            if raw[:1] != b"J":
+                raise SandboxError("the worker's reply is not a JSON frame", "protocol")
+            try:
+                reply = json.loads(raw[1:])
+            except (ValueError, RecursionError):
+                raise SandboxError("the worker's reply is not valid JSON", "protocol") from None
+            if not isinstance(reply, dict):
+                raise SandboxError("the worker's reply is not an object", "protocol")
+        except SandboxError as e:
+            self._fail(e)
+        if "error" in reply:
+            raise AgentCallError(str(reply["error"])[:2000], str(reply.get("traceback", ""))[-8000:])
+        return reply
+
+    def _fail(self, e: SandboxError) -> NoReturn:
+        if e.kind == "timeout":
+            e = SandboxError(f"the agent exceeded the trial's wall-clock limit of "
+                             f"{self.limits.wall_s:g} s (worker killed)", "timeout")
+        self.close()
+        if e.kind == "died":
+            rc = self.proc.returncode
+            how = (f"killed by signal {signal.Signals(-rc).name}" if rc is not None and rc < 0
+                   and -rc in signal.Signals._value2member_map_ else f"exit status {rc}")
+            hint = {"SIGXCPU": " (CPU-time limit)", "SIGKILL": " (killed: memory or a limit)"}
+            extra = next((v for k, v in hint.items() if k in how), "")
+            e = SandboxError(f"the agent's worker process died ({how}{extra}){self._stderr_tail()}", "died")
+        self._dead = e
+        raise e
+
+    def _stderr_tail(self) -> str:
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 600))
+            text = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        except (OSError, ValueError):
+            return ""
+        return f"; last output: {text[-1][:300]}" if text else ""
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        reply = self._request({"op": "call", "name": name, "args": args, "kwargs": kwargs}, self.deadline)
+        try:
+            return decode(reply.get("value"))
+        except (ValueError, RecursionError) as e:
+            self._fail(SandboxError(f"malformed value from the agent's {name}(): {e}", "protocol"))
+
+    def getattr(self, name: str) -> tuple[bool, bool, Any]:
+        """(exists, callable, value) of the agent's attribute ``name``."""
+        reply = self._request({"op": "getattr", "name": name}, self.deadline)
+        try:
+            return bool(reply.get("exists")), bool(reply.get("callable")), decode(reply.get("value"))
+        except (ValueError, RecursionError) as e:
+            self._fail(SandboxError(f"malformed attribute {name!r} from the agent: {e}", "protocol"))
+
+    # -------------------------------------------------------------- teardown
+    def close(self) -> None:
+        """Kill the worker and everything it started; remove its temporary directory."""
+        proc = self.proc if hasattr(self, "proc") else None
+        if proc is not None:
+            if self._container:
+                with contextlib.suppress(OSError, subprocess.SubprocessError):
+                    subprocess.run([self._engine, "kill", self._container], capture_output=True,
+                                   timeout=30)
+            self._kill_tree(proc)
+            for f in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError):
+                    f and f.close()
+        with contextlib.suppress(OSError):
+            self._stderr.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+        if getattr(self, "_guarded", False):
+            self._guarded = False
+            _guard(False)
+
+    def _kill_tree(self, proc: subprocess.Popen[bytes]) -> None:
+        me = os.getpid()
+        if not os.path.isdir("/proc"):
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return
+        table = _proc_table()
+        t0 = table.get(proc.pid, (0, 0))[1]
+        victims: set[int] = set()
+        detached: set[int] = set()
+        for _ in range(20):   # freeze until nothing new appears, so nothing forks while we kill
+            table = _proc_table()
+            orphans = {pid for pid, (ppid, st) in table.items()
+                       if ppid == me and pid != proc.pid and pid not in self._before and st >= t0}
+            found = ({proc.pid} if proc.poll() is None else set()) | orphans
+            found |= _descendants(found | {proc.pid}, table)
+            new = found - victims
+            if not new:
+                break
+            for pid in new:
+                if pid in orphans or _session(pid) not in (proc.pid, None):
+                    detached.add(pid)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGSTOP)
+            victims |= new
+        self.orphans += len(detached)
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+        for pid in victims - {proc.pid}:   # adopted orphans are our children now: reap them
+            if table.get(pid, (0, 0))[0] == me or _is_child(pid):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, 0)
+
+
+def _is_child(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[1]) == os.getpid()
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+# Methods through which a family lets an agent score itself (looplm's batched
+# ``evaluate(env, problems) -> {"accuracy": ...}``): a sandboxed agent does not get to offer
+# them, so the family falls back to scoring it through ``act``.
+SELF_SCORING_METHODS = frozenset({"evaluate"})
+
+
+class RemoteAgent:
+    """Stands in for a sandboxed agent inside the verifier: every public attribute is looked
+    up in the worker; methods run there (arguments pickled to it, results JSON back). The
+    self-scoring methods of :data:`SELF_SCORING_METHODS` are never offered."""
+
+    def __init__(self, worker: Worker) -> None:
+        object.__setattr__(self, "_worker", worker)
+        object.__setattr__(self, "_methods", {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in SELF_SCORING_METHODS:
+            raise AttributeError(name)
+        if name in self._methods:    # a method stays a method: one round trip per call, not two
+            return self._methods[name]
+        exists, is_callable, value = self._worker.getattr(name)
+        if not exists:
+            raise AttributeError(f"the sandboxed agent has no attribute {name!r}")
+        if is_callable:
+            worker = self._worker
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return worker.call(name, *args, **kwargs)
+
+            method.__name__ = name
+            self._methods[name] = method
+            return method
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("the sandboxed agent's attributes cannot be set from the verifier")
+
+    def __repr__(self) -> str:
+        return f"RemoteAgent(pid={self._worker.proc.pid})"
+
+
+def run_sandboxed_trial(task: Any, entry_point: str, kwargs: Mapping[str, Any], seed: int,
+                        isolation: dict[str, Any] | None = None,
+                        **worker_options: Any) -> tuple[Any, str]:
+    """Run ``task``'s family ``run_trial`` here with the agent in a :class:`Worker`; returns
+    ``(TrialOutcome, agent version)`` and fills ``isolation`` with what the worker got as soon
+    as it started. Raises what the worker or the agent raised."""
+    from icml26._entry_points import load_entry_point
+    from icml26.benchmarks.runner import _check_outcome, seed_everything
+
+    seed_everything(seed)
+    worker = Worker(entry_point, kwargs, seed, **worker_options)
+    if isolation is not None:
+        isolation.update(worker.isolation)
+    try:
+        fn = load_entry_point(task.run_trial)
+        outcome = _check_outcome(task, fn(task, RemoteAgent(worker), seed))
+        if worker._dead is not None:   # run_trial swallowed the error: the trial still failed
+            raise worker._dead
+    finally:
+        worker.close()
+    if worker.orphans:
+        raise SandboxError(f"the agent left {worker.orphans} process(es) running outside its worker "
+                           "(detached with setsid/double fork); killed", "protocol")
+    return outcome, worker.version
+

@@ -1,0 +1,47 @@
+"""The shared cache and atomic-write helpers of icml26._paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from icml26._paths import atomic_write, cache_dir, params_digest
+
+
+def test_params_digest_is_stable_and_order_free() -> None:
+    assert params_digest({"a": 1, "b": [1, 2]}) == params_digest({"b": [1, 2], "a": 1})
+    assert params_digest({"a": 1}) != params_digest({"a": 2})
+    assert len(params_digest({"a": 1}, length=8)) == 8
+
+
+def test_atomic_write_replaces_files_and_folders_and_leaves_nothing_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "data.txt"
+    atomic_write(target, lambda p: p.write_text("one"))
+    atomic_write(target, lambda p: p.write_text("two"))
+    assert target.read_text() == "two"
+
+    def boom(p: Path) -> None:
+        p.write_text("half")
+        raise RuntimeError("writer failed")
+
+    with pytest.raises(RuntimeError, match="writer failed"):
+        atomic_write(target, boom)
+    assert target.read_text() == "two"
+    assert sorted(x.name for x in target.parent.iterdir()) == ["data.txt"]
+
+    folder = tmp_path / "store.zarr"
+
+    def make_dir(p: Path, text: str) -> None:
+        p.mkdir()
+        (p / "chunk").write_text(text)
+
+    atomic_write(folder, lambda p: make_dir(p, "a"))
+    atomic_write(folder, lambda p: make_dir(p, "b"))
+    assert (folder / "chunk").read_text() == "b"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["store.zarr", "sub"]
+
+
+def test_cache_dir_follows_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    assert cache_dir("fam", "kind") == tmp_path / "fam" / "kind" and (tmp_path / "fam" / "kind").is_dir()
