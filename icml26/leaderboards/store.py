@@ -25,7 +25,11 @@ Each status change is an event with its reason; the entry keeps the latest reaso
 The held-out secret is NOT kept here (a table is something submitted code might reach): it is
 ``$ICML26_LEADERBOARD_SECRET`` or a 0600 file (``$ICML26_LEADERBOARD_SECRET_FILE``, else one
 file per store under the organizer's config directory, :func:`default_secret_file`). A secret
-left in the settings table by an older version moves to that file on first use.
+left in the settings table by an older version moves to that file when the store is opened.
+
+The schema is versioned (``icml26_schema_version``, :mod:`icml26._schema`): opening a store
+written by older code runs the missing steps of :meth:`LeaderboardStore._migrations` in one
+transaction (a read-only store is left as it is, with a warning).
 """
 
 from __future__ import annotations

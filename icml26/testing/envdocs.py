@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "PAGES",
+    "PAGE_NAMES",
+    "pages",
     "DOCS_DIR",
     "env_classes",
     "render_page",
@@ -33,20 +34,18 @@ __all__ = [
     "run_examples",
 ]
 
-# family -> page name under docs/envs/ (the tutorial family keeps its env's name)
-PAGES: dict[str, str] = {
-    "tutorial": "point_reach",
-    "driving": "driving",
-    "markov_games": "markov_games",
-    "looplm": "looplm",
-    "boltzmann": "boltzmann",
-    "spatial_causal": "spatial_causal",
-    "weather": "weather",
-    "minmax_vi": "minmax_vi",
-}
+# page name under docs/envs/ where it is not the family's name (the tutorial keeps its env's name)
+PAGE_NAMES: dict[str, str] = {"tutorial": "point_reach"}
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "envs"
 COMMAND = "python -m icml26.testing.envdocs --write"
 _BANNER = f"<!-- Generated from the env docstrings by `{COMMAND}`; do not edit by hand. -->"
+
+
+def pages() -> dict[str, str]:
+    """Family -> page name, for every family in ``icml26.FAMILIES``."""
+    import icml26
+
+    return {fam: PAGE_NAMES.get(fam, fam) for fam in icml26.FAMILIES}
 
 
 def _resolve(entry_point: str) -> Any:
@@ -61,8 +60,10 @@ def env_classes(family: str) -> list[tuple[type, list[dict[str, Any]]]]:
     """The env classes of ``family`` in registration order, each with the specs that use it."""
     import icml26
 
-    if family not in PAGES:
-        raise ValueError(f"envdocs: unknown family {family!r}; expected one of {sorted(PAGES)}")
+    if family not in icml26.FAMILIES:
+        raise ValueError(
+            f"envdocs: unknown family {family!r}; expected one of {list(icml26.FAMILIES)}"
+        )
     out: dict[str, tuple[type, list[dict[str, Any]]]] = {}
     for spec in icml26.env_specs(family):
         ep = spec["entry_point"]
@@ -104,14 +105,17 @@ def _fence_doctests(text: str) -> str:
     return "\n".join(out)
 
 
-def _clean(doc: str | None) -> str:
-    text = inspect.cleandoc(doc or "")
-    return _shift_headings(_fence_doctests(text)).strip()
+_ROLE = re.compile(r":(?:class|mod|func|meth|attr|data|obj):`~?\.?([^`]+)`")
+
+
+def _clean(doc: str | None, shift: int = 1) -> str:
+    text = _fence_doctests(_ROLE.sub(r"``\1``", inspect.cleandoc(doc or "")))
+    return (_shift_headings(text, shift) if shift else text).strip()
 
 
 def _module_doc(family: str) -> str:
     mod = importlib.import_module(f"icml26.envs.{family}")
-    return _clean(mod.__doc__)
+    return _clean(mod.__doc__, shift=0)
 
 
 def _cell(value: Any) -> str:
@@ -142,7 +146,10 @@ def _tasks_table(family: str) -> str:
     tasks = benchmarks.list_tasks(family)
     if not tasks:
         return "No registered tasks."
-    rows = ["| task | version | env | primary metric | budget | seeds |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| task | version | env | primary metric | budget | seeds |",
+        "|---|---|---|---|---|---|",
+    ]
     for t in tasks:
         metric = next((m for m in t.metrics if m.name == t.primary_metric), None)
         direction = f" ({metric.direction})" if metric is not None else ""
@@ -174,7 +181,12 @@ def render_page(family: str) -> str:
     """The markdown text of the family's page."""
     parts = [_BANNER, "", f"# {family}", "", _module_doc(family), ""]
     classes = env_classes(family)
-    parts += ["## Environments", "", "| id | class | registered kwargs | summary |", "|---|---|---|---|"]
+    parts += [
+        "## Environments",
+        "",
+        "| id | class | registered kwargs | summary |",
+        "|---|---|---|---|",
+    ]
     for cls, specs in classes:
         for spec in specs:
             parts.append(
@@ -198,7 +210,7 @@ def render_page(family: str) -> str:
 
 def render_all() -> dict[Path, str]:
     """Every page path with its generated text."""
-    return {DOCS_DIR / f"{page}.md": render_page(fam) for fam, page in PAGES.items()}
+    return {DOCS_DIR / f"{page}.md": render_page(fam) for fam, page in pages().items()}
 
 
 def stale_pages() -> list[Path]:
@@ -227,13 +239,17 @@ def run_examples(cls: type, *, verbose: bool = False) -> doctest.TestResults:
     test = doctest.DocTestParser().get_doctest(doc, {}, name, inspect.getsourcefile(cls), 0)
     if not test.examples:
         raise ValueError(f"envdocs: {name} has no '>>>' example in its docstring")
-    runner = doctest.DocTestRunner(verbose=verbose, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(
+        verbose=verbose, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     runner.run(test)
     return runner.summarize(verbose=verbose)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m icml26.testing.envdocs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m icml26.testing.envdocs", description=(__doc__ or "").splitlines()[0]
+    )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true", help="rewrite stale pages")
     group.add_argument("--check", action="store_true", help="list stale pages; exit 1 if any")

@@ -204,7 +204,7 @@ def test_data_objectives_need_data_and_variational_ones_need_budget() -> None:
     with pytest.raises(ValueError, match="needs an energy budget"):
         agent.learn(_gmm_env(), Budget())
     with pytest.raises(ValueError, match="objective must be one of"):
-        FlowSampler(objective="fab")
+        FlowSampler(objective="nope")
     with pytest.raises(RuntimeError, match="learn"):
         FlowSampler().sample(3)
 

@@ -157,3 +157,42 @@ def test_ml_rkl_spends_its_energy_budget_and_needs_one() -> None:
     agent = make_agent("flow-ml-rkl", n_iters=10, **SMALL)
     with pytest.raises(ValueError, match="needs an energy budget"):
         agent.learn(_gmm_env(), Budget())
+
+
+def _gauss_q(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return -0.5 * (x**2).sum(-1) - math.log(2 * math.pi), -x
+
+
+def _gauss_p(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # u = |x - 1|^2 / (2 * 0.5^2)
+    return ((x - 1) ** 2).sum(-1) / 0.5, -(x - 1) / 0.25
+
+
+def test_ais_weights_hand_worked_and_log_z_estimate() -> None:
+    from icml26.agents.boltzmann.ais import ais
+
+    x0 = torch.tensor([[0.0, 0.0], [1.0, -1.0]], dtype=torch.float64)
+    res = ais(x0, _gauss_q, _gauss_p, 1, torch.tensor([0.1]), torch.Generator().manual_seed(0), alpha=2.0)
+    lq, u = _gauss_q(x0)[0], _gauss_p(x0)[0]
+    assert torch.allclose(res.log_w, 2.0 * (-u - lq))  # one level: alpha * r(x0)
+    assert float(res.log_w[0]) == pytest.approx(2 * (-4.0 + math.log(2 * math.pi)))
+    # alpha = 1, many levels: logmeanexp(log w) -> log Z = log(2 pi 0.25); samples -> N(1, 0.25 I)
+    gen = torch.Generator().manual_seed(0)
+    x0 = torch.randn(20_000, 2, generator=gen, dtype=torch.float64)
+    res = ais(x0, _gauss_q, _gauss_p, 64, torch.full((64,), 0.1), gen, alpha=1.0)
+    log_z = float(torch.logsumexp(res.log_w, 0) - math.log(20_000))
+    assert log_z == pytest.approx(math.log(2 * math.pi * 0.25), abs=0.01)
+    assert torch.allclose(res.x.mean(0), torch.ones(2, dtype=torch.float64), atol=0.03)
+    assert 0.3 < res.accept[-1] < 0.99
+
+
+def test_fab_spends_at_most_its_budget_and_learns() -> None:
+    env = gym.make("icml26/BoltzmannGMM40-v0", data="none", energy_budget=5000, batch_size=256)
+    env.reset(seed=0)
+    agent = make_agent("flow-fab", ais_levels=4, **SMALL)
+    agent.reset(0)
+    stats = agent.learn(env, Budget(energy_evals=5000))
+    assert stats["energy_evals"] == env.unwrapped.total_evaluations == stats["iterations"] * 128 * 5 <= 5000
+    assert stats["iterations"] == 5000 // (128 * 5)
+    assert all(0 < s for s in stats["ais_step_sizes"]) and 0.0 < stats["curve"][-1]["ais_ess"] <= 1.0
+    x, log_q = agent.sample(64)
+    assert np.allclose(agent.log_prob(x), log_q, atol=1e-3)

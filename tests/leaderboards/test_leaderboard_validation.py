@@ -252,7 +252,8 @@ def malformed(draw: st.DrawFn, base: dict[str, Any]) -> tuple[str, str | bytes, 
     if kind == "missing":
         paths = [p for p in _paths(b) if isinstance(p[-1], str) and p[-1] not in ("description", "authors", "url")
                  and not any(x in ("extra", "kwargs", "agent_kwargs", "packages", "metrics") for x in p[:-1])
-                 and p[-1] not in ("wall_time_s", "packages", "git_commit", "traceback", "started_at", "extra")
+                 and p[-1] not in ("wall_time_s", "packages", "git_commit", "traceback", "started_at", "extra",
+                                   "task_hash")  # the trial's optional fields
                  or (len(p) == 4 and p[2] == "metrics")]
         path = draw(st.sampled_from(paths))
         del _get(b, path[:-1])[path[-1]]

@@ -97,6 +97,9 @@ class FlowConfig:
             )
         if self.dispersion not in DISPERSIONS:
             raise ValueError(f"FlowSampler: dispersion must be one of {sorted(DISPERSIONS)}, got {self.dispersion!r}")
+        for k in ("alpha", "ais_step"):
+            if not float(getattr(self, k)) > 0:
+                raise ValueError(f"FlowSampler: {k} must be > 0, got {getattr(self, k)!r}")
         if not 0.0 <= float(self.val_fraction) < 1.0:
             raise ValueError(f"FlowSampler: val_fraction must be in [0, 1), got {self.val_fraction!r}")
         for k in ("n_iters", "batch_size", "n_layers", "hidden", "depth", "bins", "buffer_size",
@@ -108,7 +111,7 @@ class FlowConfig:
 class FlowSampler:
     """A Boltzmann generator (spline flow) with a selectable training objective."""
 
-    version = "2"  # 2: validation split + early stopping for data objectives; ml_rkl, ml_reweighted
+    version = "2"  # 2: validation split + early stopping for data objectives; ml_rkl, ml_reweighted, fab
 
     def __init__(self, **config: Any) -> None:
         self.config = FlowConfig(**config)
@@ -308,8 +311,9 @@ class FlowSampler:
             log_q = self._log_q_flow_coords(y[idx], ladj[idx])
             loss, nll, disp = self._data_loss(log_q, u[idx], None if w is None else w[idx])
             if left > 0:
-                loss = loss + c.lam * self._rkl_term(env, min(c.rkl_batch, left), stats)
-                left -= min(c.rkl_batch, left)
+                m = min(c.rkl_batch, self._env_batch or c.rkl_batch, left)
+                loss = loss + c.lam * self._rkl_term(env, m, stats)
+                left -= m
             self._update(opt, loss, stats)
             if sched is not None:
                 sched.step()

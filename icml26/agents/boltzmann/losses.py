@@ -9,9 +9,8 @@ divergence of Richter et al. 2020 / Nüsken and Richter 2021 is the variance cas
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch

@@ -92,6 +92,12 @@ FLOW_ALDP = {**FLOW_HD, "batch_size": 128}
 LDR = {"dispersion": "mad", "lam": 1.0}  # the configuration of docs/results/boltzmann.md
 _SMOKE_FLOW = {"n_layers": 4, "hidden": 32, "bins": 16}
 
+
+def _reweighted(task_id: str, flow: dict[str, Any]) -> dict[str, Any]:
+    """Importance-reweighted ML, the baseline for biased data (only on ``-biased`` tasks)."""
+    return {"flow-ml-reweighted": flow} if task_id.endswith("-biased") else {}
+
+
 SUITES: dict[str, list[SuiteEntry]] = {
     "smoke": [
         SuiteEntry("boltzmann/gmm40", {
@@ -105,17 +111,19 @@ SUITES: dict[str, list[SuiteEntry]] = {
         SuiteEntry("boltzmann/aldp-tiny", {"flow-ldr": {**_SMOKE_FLOW, **LDR, "batch_size": 64}}, seeds=(0,)),
     ],
     "full": [
-        *[SuiteEntry(t, {"flow-ml": FLOW_2D, "flow-lv": FLOW_2D, "flow-ldr": {**FLOW_2D, **LDR}, "boltzmann-oracle": {}})
+        *[SuiteEntry(t, {"flow-ml": FLOW_2D, "flow-lv": FLOW_2D, "flow-ldr": {**FLOW_2D, **LDR}, "boltzmann-oracle": {},
+                         **_reweighted(t, FLOW_2D)})
           for t in ("boltzmann/gmm40", "boltzmann/gmm40-biased")],
         SuiteEntry("boltzmann/gmm40-variational", {"flow-rkl": FLOW_2D, "flow-lv-onpolicy": FLOW_2D,
-                                                   "flow-ldr-var": {**FLOW_2D, **LDR}}),
-        *[SuiteEntry(t, {"flow-ml": FLOW_HD, "flow-lv": FLOW_HD, "flow-ldr": {**FLOW_HD, **LDR}})
+                                                   "flow-ldr-var": {**FLOW_2D, **LDR}, "flow-fab": FLOW_2D}),
+        *[SuiteEntry(t, {"flow-ml": FLOW_HD, "flow-lv": FLOW_HD, "flow-ldr": {**FLOW_HD, **LDR}, **_reweighted(t, FLOW_HD)})
           for t in ("boltzmann/many-well32", "boltzmann/many-well32-biased", "boltzmann/funnel10",
                     "boltzmann/dw4", "boltzmann/lj13")],
-        *[SuiteEntry(t, {"flow-ml": FLOW_ALDP, "flow-lv": FLOW_ALDP, "flow-ldr": {**FLOW_ALDP, **LDR}})
+        *[SuiteEntry(t, {"flow-ml": FLOW_ALDP, "flow-lv": FLOW_ALDP, "flow-ldr": {**FLOW_ALDP, **LDR},
+                         **_reweighted(t, FLOW_ALDP)})
           for t in ("boltzmann/aldp", "boltzmann/aldp-biased")],
         SuiteEntry("boltzmann/many-well32-variational", {"flow-rkl": FLOW_HD, "flow-lv-onpolicy": FLOW_HD,
-                                                         "flow-ldr-var": {**FLOW_HD, **LDR}}),
+                                                         "flow-ldr-var": {**FLOW_HD, **LDR}, "flow-fab": FLOW_HD}),
     ],
 }
 

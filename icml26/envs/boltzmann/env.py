@@ -58,6 +58,10 @@ class BoltzmannEnv(gym.Env):
     ## Episode End
     Terminated when the energy budget is spent; stepping afterwards raises until ``reset``.
     An ``energy_budget`` of 0 ends the episode at reset (data-only learning).
+    Step ``info``: ``energies`` (n,), ``forces`` (n, dim) = -grad u (kT per unit length),
+    ``nonfinite`` and the evaluation counters. The env keeps ``total_evaluations`` over its
+    lifetime; pickling drops the OpenMM Context, which is rebuilt on the next step (the copy
+    continues identically).
 
     ## Arguments
     ``gym.make("icml26/BoltzmannGMM40-v0", data="unbiased" | "biased" | "none",
@@ -78,6 +82,16 @@ class BoltzmannEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, numpy as np, icml26
+    >>> env = gym.make("icml26/BoltzmannGMM40-v0", dataset_size=8, energy_budget=4, batch_size=2)
+    >>> obs, info = env.reset(seed=0)
+    >>> info["dataset"]["x"].shape, info["log_z"]
+    ((8, 2), 0.0)
+    >>> obs, reward, terminated, truncated, info = env.step(np.zeros((2, 2), dtype=np.float32))
+    >>> print(obs["energies"].round(4), obs["evaluations_left"], reward, terminated)
+    [23.3163 23.3163] [2] 0.0 False
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}

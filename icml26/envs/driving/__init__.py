@@ -8,6 +8,119 @@
 Backends: ``kinematic`` (default, vectorized NumPy), ``metadrive`` and ``carla`` (optional).
 sigma lives in :mod:`.feasibility`, Phi in :mod:`.risk`, the layouts in :mod:`.scenarios`.
 This module stays cheap to import; the classes load lazily.
+
+After ScenePilot (ICML 2026, feasibility-guided, boundary-driven scenario generation; public code
+``QiyuRuan/ScenePilot``, a SafeBench fork). The adversary earns the AV-risk objective; every step
+also reports the physical feasibility sigma of what it makes the ego face, so shielded,
+constrained and multi-objective agents have what they need.
+
+## Scenarios
+
+| scenario | layout (ego start frame: x ahead, y left; lanes 3.5 m) | adversary (1-D action a) |
+|---|---|---|
+| 1 straight obstacle | straight road; a walker 75 m ahead on the right shoulder behind a parked van | walker, 1 + 2a m/s |
+| 2 turning obstacle | ego turns left at a junction; cyclist crosses the exit road 8 m after it | cyclist, 5 + 5a |
+| 3 lane changing | lead car 35 m ahead in the ego lane, a second car in the left lane (12 m/s) | lead car, 12 m/s until it moved 5 m, then 4a |
+| 4 vehicle passing | two-lane road; a stopped car at 30 m forces a pass; oncoming car at 50 m | oncoming car, 5 + 5a |
+| 5 red-light running | signalized junction, ego straight on green; car from the left on red | crossing car, 5 + 5a |
+| 6 unprotected left turn | ego (inner lane) turns left on green; oncoming car at (81, 3.5) | oncoming car, 5 + 5a |
+| 7 right turn | ego turns right on red into the lane a car from the left drives along | crossing car, 5 + 5a |
+| 8 crossing negotiation | unsignalized junction; crossing car from the left at (70, 20) | crossing car, 5 + 5a |
+
+![scenario 5](driving/scenario_5.gif) (one GIF per scenario in [driving/](driving/))
+
+## Dynamics and ego planners
+
+Every body follows highway-env's kinematic bicycle model (``x' = v cos(psi + beta)``,
+``y' = v sin(psi + beta)``, ``psi' = v sin(beta) / (L / 2)``, ``beta = atan(tan(delta) / 2)``),
+walkers move along their heading; collisions are separating-axis tests between oriented boxes.
+Scripted actors drive at full throttle below their target speed and full brake above it. Routes
+are exact straight/arc primitives (junction squares of half-size 12 m).
+
+Ego planners (``ego=``): ``"idm"`` -- rule-based: IDM car following (8 m/s, T 1.5 s, s0 2 m) on
+the route corridor, pure-pursuit steering, curve speed limits, overtaking through the oncoming
+lane in scenario 4 when nothing is within 40 m there, and full braking when something is within
+5 m in its path; it reacts only to what is already in its corridor. ``"cautious"`` -- the same
+plus a 4 s constant-velocity conflict prediction (oriented boxes) with emergency braking,
+yielding before junctions (never stopping inside one), ignoring followers, and a time-gap test
+before and during overtaking. Any Agent (``act``), SB3 model (``predict``) or callable mapping
+the 12-number ego observation to [acc, steer] in [-1, 1] can drive too.
+
+## sigma and Phi
+
+sigma (``icml26.envs.driving.feasibility``) is the release's ``_get_phys_safe`` line by line
+against the closest dynamic NPC: safe distances (``a_lon`` 3.0 / 4.0, ``a_lat`` 2.0 / 1.5 m/s^2,
+eps 0.1, INF 1e4), separating-axis clearances, closing-speed compensation ``0.5 a t^2``, and
+``sigma = 1 - ||(n_x, n_y)||_2``; an infinite lateral distance gives -1 and no NPC gives 0.
+Note the released formula's behaviour in the same lane: a car overlapping the ego laterally
+keeps ``need_y > 0``, so sigma <= 0 there at any distance (e.g. 0 behind a faster car).
+``feasibility={"mode": "rss"}`` swaps in the full RSS distances (response time rho, CARLA's
+defaults). Phi (``icml26.envs.driving.risk.RiskPredictor``) is the release's ``av_safe``: MLP
+6-128-128-1, TD(0) with BCE (weight 50 above 0.85), lr 1e-3, gamma 0.95, soft target update
+(tau 0.01 every 100 updates), one Adam step per transition, training from the first collision.
+It is ready when its mean loss over 1000 updates falls below 0.01 (the release's test, which in
+practice takes 10^5-10^6 updates because the target network decays slowly), after 5,000 updates
+(the release's ``--train_avsafe_steps`` cap; then, as the release does between its Phi run and
+its ScenePilot run, the online network is frozen and used), or when loaded. Until then the
+reward is the TTC proxy ``2 / (1 + TTC / 2.5)``. ``phi={"max_updates": n, ...}`` sets the cap
+and other RiskPredictor arguments. Save it with ``env.unwrapped.save_phi(path)``; pass
+``phi=path`` to use a trained one. The release feeds Phi the TD flag of the previous step; here
+the current step's termination is used.
+
+## Native vector env
+
+``gym.make_vec("icml26/ScenePilot-v0", num_envs=N)`` returns ``ScenePilotVectorEnv``: all N
+scenes (mixed scenarios) advance in one batched NumPy call; autoreset is same-step
+(``final_obs``, ``episode_metrics`` and their masks in ``info``); Phi is shared by the N scenes.
+``vectorization_mode="async"`` works too (one env per worker).
+
+## Backends
+
+``backend="kinematic"`` (default). ``backend="metadrive"`` (``pip install
+metadrive-simulator==0.4.3``): the same scenes with MetaDrive's Bullet physics for every body
+(one headless engine, map "S" as ground, asset download disabled -- physics needs no assets;
+controls mapped like ScenePilot's ``convert_actions``; layout, collisions, sigma and metrics
+shared); ``reset`` reports ``info["backend_note"]``. ``backend="carla"`` (``pip install
+carla``): connects to ``backend_kwargs={"host", "port", "timeout"}`` or
+``CARLA_HOST``/``CARLA_PORT``; with no server it fails within the timeout with a
+``ConnectionError`` that says how to start one (``docker run --gpus all --net=host
+carlasim/carla:0.9.16 bash CarlaUE4.sh -RenderOffScreen``). The CARLA stepping path anchors the
+scene at a map spawn point; it is not exercised here. ``render_mode="rgb_array"`` draws a
+480x480 top-down view for every backend.
+
+## Performance
+
+``perf/driving.py`` (one process, interleaved rounds, CPU-time rates, 2 idle cores, every row
+single-threaded), env steps per second, one run:
+
+| configuration | steps/s (CPU) | x MetaDrive physics-only | x highway-fast-v0 |
+|---|---|---|---|
+| kinematic single env (``gym.make``, IDM ego) | 15,185 | 11.3 | 343 |
+| kinematic single env, cautious ego | 10,573 | 7.8 | 239 |
+| kinematic single env on the batched NumPy path | 1,351 | 1.0 | 31 |
+| kinematic world, no Gymnasium wrappers | 15,289 | 11.3 | 346 |
+| kinematic native vector, N = 64 | 46,020 | 34 | 1,041 |
+| kinematic native vector, N = 1024 | 183,233 | 136 | 4,143 |
+| MetaDrive 0.4.3 physics only (ego, no traffic) | 1,348 | 1.0 | 30.5 |
+| ``backend="metadrive"`` (ScenePilot scenes, 3 bodies) | 486 | 0.4 | 11 |
+| highway-env ``highway-fast-v0`` | 44 | 0.03 | 1 |
+
+MetaDrive's own rate moves by about 15% from run to run (1,348-1,597 steps/s over our runs), so
+the single-env ratio was 10.3x-11.3x and the N = 1024 ratio 118x-136x. Both targets (single env
+10x, vector 100x per core) are met with the default IDM ego; the cautious planner, which
+predicts both actors along the route every step, is 7.8x. One scene steps on a scalar path
+(``icml26/envs/driving/scalar.py``: the batched step's formulas in Python floats, about 11x
+faster than the NumPy code at N = 1, whose per-call overhead dominates there);
+``tests/driving/test_driving_fast_path.py`` checks that both give the same episodes to 1e-12,
+with identical collisions, ends and lane changes.
+
+## Tasks and results
+
+``driving/attack-idm``, ``driving/attack-cautious`` (the agent is the adversary; ``-long``: 8x the
+steps; 24 evaluation episodes, 3 per scenario; collision rate, feasible ratio, J_risk, J_sigma,
+SafeBench's attack score, the ego's driving score) and ``driving/defense-idm`` (ego crash rate
+and ScenePilot's overall driving score before/after fine-tuning against a ScenePilot adversary
+trained in the trial). Results: [docs/results/driving.md](../results/driving.md).
 """
 
 from __future__ import annotations

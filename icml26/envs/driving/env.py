@@ -213,7 +213,9 @@ class ScenePilotEnv(gym.Env):
     ## Action Space
     ``Box(-1, 1, (1,))`` by default: the adversary's target speed ``base + scale * a``
     (walker 1 + 2a, cyclist and crossing/oncoming cars 5 + 5a, scenario 3's lead car 4a after it
-    has moved 5 m). ``action="acc_steer"``: ``Box(-1, 1, (2,))`` = [acc * 3 m/s^2, steer * 0.2 rad].
+    has moved 5 m; negative speeds clip to 0). ``action="acc_steer"``: ``Box(-1, 1, (2,))`` =
+    [acc * 3 m/s^2, steer * 0.2 rad] (ScenePilot's 2-D variant). NaN, wrong shapes and values
+    outside [-1, 1] raise an error naming the expected space, and leave the state unchanged.
 
     ## Observation Space
     ``Box((27,))``: 9 numbers per actor, ego first, then the adversary, then the other actor
@@ -222,17 +224,21 @@ class ScenePilotEnv(gym.Env):
     ## Rewards
     The risk objective: ``Phi(s')`` once the risk predictor is ready, else ``2 / (1 + TTC / 2.5)``
     (0 when not closing). ``info`` carries ``reward_vec = [risk, sigma]``, ``sigma_t``,
-    ``sigma_tp1``, ``ttc``, ``collision``, ``adversary_collision`` and ``cost`` =
-    ``1[sigma_{t+1} < feasibility_threshold]``.
+    ``sigma_tp1``, ``ttc``, ``collision``, ``adversary_collision``, ``cost`` =
+    ``1[sigma_{t+1} < feasibility_threshold]``, ``risk``, ``risk_source`` (``"phi"``/``"ttc"``),
+    ``scenario``, ``route_completion`` and ``ego_speed``.
 
     ## Starting State
-    The scenario's layout (drawn uniformly from ``scenario`` when several), every actor at rest,
-    spawn positions jittered by up to 1 m along their headings.
+    The scenario's layout (drawn uniformly from ``scenario`` when several;
+    ``reset(options={"scenario": k})`` picks one), every actor at rest, spawn positions jittered by
+    up to 1 m along their headings.
 
     ## Episode End
     Terminated on an ego collision or route completion (> 99% and within 10 m of the end);
     truncated after ``max_steps`` (300 x 0.1 s) or when the ego drove farther than the scenario's
-    maximum. ``info["episode_metrics"]`` then holds the episode's figures. ``step`` before
+    maximum. Off-road never ends an episode. ``info["episode_metrics"]`` then holds the episode's
+    figures (collision, route completion, out-of-road length, distance to route, lane invasions,
+    acceleration, yaw rate, time, J_risk, J_sigma, feasible_ratio, min TTC). ``step`` before
     ``reset`` or after the episode ended raises ``RuntimeError``.
 
     ## Arguments
@@ -241,10 +247,19 @@ class ScenePilotEnv(gym.Env):
     ``action`` (``"speed"`` or ``"acc_steer"``), ``backend`` (``"kinematic"``, ``"metadrive"``,
     ``"carla"``), ``backend_kwargs``, ``phi`` (``"online"``, ``"ttc"``, a RiskPredictor or a saved
     path), ``feasibility`` (FeasibilityParams or dict; ``{"mode": "rss"}`` for full RSS),
-    ``feasibility_threshold``, ``max_steps``, ``render_mode`` (``"rgb_array"``).
+    ``feasibility_threshold`` (0), ``max_steps`` (300), ``render_mode`` (``"rgb_array"``).
+    ``phi`` may also be a dict of RiskPredictor arguments, e.g. ``{"max_updates": n}``.
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, numpy as np, icml26
+    >>> env = gym.make("icml26/ScenePilot-v0", scenario=1)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(np.array([0.5], dtype=np.float32))
+    >>> print(obs.shape, round(float(reward), 4), info["risk_source"], info["sigma_tp1"], terminated)
+    (27,) 0.0211 ttc 1.0 False
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT), "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -410,6 +425,14 @@ class ScenePilotAVEnv(ScenePilotEnv):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, numpy as np, icml26
+    >>> env = gym.make("icml26/ScenePilotAV-v0", scenario=5, base_planner="idm")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(np.zeros(2, dtype=np.float32))
+    >>> print(obs.shape, round(float(reward), 4), terminated)
+    (12,) 0.3 False
     """
 
     _name = "ScenePilotAV-v0"

@@ -39,7 +39,8 @@ class LoopReasoningEnv(gym.Env):
 
     ## Observation Space
     ``Dict(tokens=Box(0, vocab_size - 1, (max_prompt_len,), int64), length=Discrete(max_prompt_len
-    + 1))``: the prompt as character token ids (right-padded with PAD = 0; ``length`` real tokens).
+    + 1))``: the prompt as character token ids (``CharTokenizer``: PAD 0, EOS 1, then
+    ``0-9 + - * = ? . , space a-z '``; right-padded with PAD; ``length`` real tokens).
     The prompt text is ``info["prompt"]`` (from ``reset`` and ``step``); it stays out of the
     observation because Gymnasium's shared-memory vector envs do not round-trip ``Text`` values.
 
@@ -66,6 +67,16 @@ class LoopReasoningEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, icml26
+    >>> env = gym.make("icml26/LoopReasoning-v0", task="addition", digits=2)
+    >>> obs, info = env.reset(seed=0)
+    >>> info["prompt"]
+    '56+34='
+    >>> obs, reward, terminated, truncated, info = env.step("09")  # 56 + 34 = 90, digits reversed
+    >>> print(reward, info["gold"], info["value"], terminated)
+    1.0 09 90 True
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -56,9 +56,22 @@ class ReasoningGymEnv(gym.Env):
     ## Ecosystem
     ``icml26.integrations.sb3.wrap(env)`` applies ``TokenizedText``: question and answer become
     ``MultiDiscrete`` arrays of character ids (0 ends the text).
+    Needs the ``looplm`` extra (reasoning-gym, offline procedural problems). With
+    ``gym.make_vec(..., vectorization_mode="async")`` pass ``vector_kwargs={"shared_memory":
+    False}``: shared memory loses ``Text`` observations (a Gymnasium limitation).
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, icml26
+    >>> env = gym.make("icml26/ReasoningGym-v0", name="basic_arithmetic", size=40)
+    >>> obs, info = env.reset(seed=0)
+    >>> print(type(obs).__name__, info["split"], info["index"] < 40)
+    str train True
+    >>> obs, reward, terminated, truncated, info = env.step("no idea")  # unreadable: scores 0
+    >>> print(reward, terminated, sorted(info))
+    0.0 True ['correct', 'gold', 'index']
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}

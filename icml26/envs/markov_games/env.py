@@ -44,7 +44,8 @@ class ZeroSumMarkovGameEnv(gym.Env):
     state.
 
     ## Rewards
-    ``r_h(s, a, b)`` with b the opponent's action; the return is the max player's payoff.
+    ``r_h(s, a, b)`` with b the opponent's action (in ``info["opponent_action"]``); the return is
+    the max player's payoff.
 
     ## Starting State
     ``s ~ initial``, h = 0.
@@ -59,6 +60,7 @@ class ZeroSumMarkovGameEnv(gym.Env):
     ``game`` is a name (``icml26.envs.markov_games.game_names()``), a spec dict or a game.
     Publish the agent's policy (H, S, A) with ``env.unwrapped.publish_policy(mu)`` or
     ``reset(options={"policy": mu})``; until then the best response is to the uniform policy.
+    The default game is ``random`` with S=10, A=B=3, H=5, seed 0 (the tasks' game).
     ``player="min"`` gives the min player's view instead (the mirror image: ``Discrete(B)``
     actions, reward ``-r_h(s, a, b)``, opponent policies over the max player's A actions,
     ``opponent="nash"`` the equilibrium's max player); the offline datasets' Minari export
@@ -66,6 +68,16 @@ class ZeroSumMarkovGameEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, icml26
+    >>> env = gym.make("icml26/ZeroSumMarkovGame-v0", game="rps", opponent="nash")
+    >>> obs, info = env.reset(seed=0)
+    >>> print(obs, info["action_mask"])
+    [0 0] [1 1 1]
+    >>> obs, reward, terminated, truncated, info = env.step(0)  # rock
+    >>> print(obs, reward, terminated, info["opponent_action"])
+    [1 0] 0.0 True 0
     """
 
     metadata = {

@@ -56,6 +56,15 @@ class StochasticVIEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, numpy as np, icml26
+    >>> env = gym.make("icml26/StochasticVI-v0", problem_kwargs={"n": 3}, oracle_budget=200)
+    >>> obs, info = env.reset(seed=0)
+    >>> z0 = np.asarray(info["z0"])  # query and report z0 with a batch of 4 samples
+    >>> obs, reward, terminated, truncated, info = env.step(np.concatenate([z0, z0, [4.0]]))
+    >>> print(obs.round(4), round(float(reward), 4), info["oracle_calls"])
+    [-0.7635 -0.4215  0.0363  0.275  -0.4597  0.7484] -0.9344 4
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -397,7 +398,7 @@ def build_network_game(samples: int = 64, lam: float = 0.1, mu: float = 0.01, ra
     return prob
 
 
-PROBLEMS = {
+PROBLEMS: dict[str, Callable[..., VIProblem]] = {
     "bilinear": bilinear,
     "quadratic_game": quadratic_game,
     "lagrangian_qp": lagrangian_qp,

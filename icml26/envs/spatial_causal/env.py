@@ -69,7 +69,7 @@ class SpaCEInterferenceEnv(gym.Env):
     ``Dict(direct=Box(-1e6, 1e6, (1,), float64), spillover=Box(-1e6, 1e6, (1,), float64),
     erf=Box(-1e6, 1e6, (m,), float64))`` in outcome units, ``m = erf_points`` (3 by default: no,
     half, all neighbours treated; ``m > 3``: shares ``j / (m - 1)``, listed in ``info["erf_levels"]``). ``erf`` may be left out (or ``None``); ``direct`` and
-    ``spillover`` may be plain floats. Missing keys, unknown keys, NaN/inf or wrong shapes raise
+    ``spillover`` may be plain floats. Missing keys, unknown keys, NaN/inf, values beyond 1e6 or wrong shapes raise
     ``ValueError``/``TypeError`` before anything changes.
 
     ## Observation Space
@@ -84,12 +84,16 @@ class SpaCEInterferenceEnv(gym.Env):
     ## Rewards
     ``-(|DE^ - DE| + |SE^ - SE|) / (2 sd(Y))`` with sd(Y) over the scored units. ``info`` after
     the step holds the truth, each normalized error and signed bias, and ``erf_error`` (mean
-    absolute ERF error / sd(Y)) when an ERF was given.
+    absolute ERF error / sd(Y)) when an ERF was given: ``truth`` (``direct``, ``spillover``,
+    ``erf``), ``direct_error``, ``spillover_error``, ``direct_bias``, ``spillover_bias`` (signed,
+    / sd(Y)), ``error``, ``erf_error``, ``sd_y``, ``dgp_radius``.
 
     ## Starting State
     ``reset(seed)`` draws a new data set from the simulator (graph for random graphs and
     lattices with holes, ``U``, ``X``, ``A``, noise) with ``self.np_random``; ``info`` holds the
-    difficulty scores (``smoothness`` = Moran's I of ``U``, ``confounding_score``). With
+    difficulty scores (``smoothness`` = Moran's I of ``U``, ``confounding_score``,
+    ``confounding_score_direct``/``_spillover``, ``extreme_propensity_share``,
+    ``treated_share``). With
     ``space_dir`` the env serves a SpaCE env folder read from disk (the same data set each reset).
 
     ## Episode End
@@ -113,6 +117,17 @@ class SpaCEInterferenceEnv(gym.Env):
     ## Version History
     * v0: initial version. ``erf_points`` (default 3, the original behaviour) added later: ``m > 3``
       scores the ERF at m neighbour shares; data sets for the same seed are unchanged.
+
+    ## Example
+    >>> import gymnasium as gym, icml26
+    >>> env = gym.make("icml26/SpaCEInterference-v0", n_rows=8, n_cols=8, confounder="gp",
+    ...                length_scale=3.0)
+    >>> obs, info = env.reset(seed=0)
+    >>> print(obs["outcome"].shape, int(obs["scored"].sum()), obs["radius"])
+    (64,) 36 1
+    >>> obs, reward, terminated, truncated, info = env.step({"direct": 1.0, "spillover": 0.5})
+    >>> print(round(float(reward), 4), terminated, round(float(info["truth"]["direct"]), 4))
+    -0.0045 True 0.9848
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -155,6 +155,18 @@ class WeatherRolloutEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+
+    ## Example
+    >>> import gymnasium as gym, icml26
+    >>> env = gym.make("icml26/WeatherRollout-v0", source="lorenz96", lead_steps=2,
+    ...                train_period=("2000-01-01", "2000-01-31T18"),
+    ...                test_period=("2000-02-01", "2000-02-29T18"))
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["state"].shape, env.unwrapped.channels
+    ((2, 1, 1, 40), ('lorenz96_x',))
+    >>> obs, reward, terminated, truncated, info = env.step(obs["state"][-1])  # persistence
+    >>> print(round(float(reward), 4), terminated, obs["lead_step"])
+    -0.0333 False 1
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
