@@ -1,6 +1,6 @@
 """One GIF per ScenePilot scenario (SafeBench's scripted adversary vs the IDM planner) in docs/envs/driving/.
 
-    python experiments/driving_gifs.py [--size 320] [--every 3]
+python experiments/driving_gifs.py [--size 320] [--every 3]
 """
 
 from __future__ import annotations
@@ -44,9 +44,18 @@ def main() -> None:
             if term or trunc:
                 break
         frames += [frames[-1]] * 8  # hold the last frame
-        imgs = [Image.fromarray(np.asarray(f)).convert("P", palette=Image.ADAPTIVE, colors=64) for f in frames]
-        imgs[0].save(OUT / f"scenario_{sc}.gif", save_all=True, append_images=imgs[1:],
-                     duration=int(100 * args.every), loop=0, optimize=True)
+        imgs = [
+            Image.fromarray(np.asarray(f)).convert("P", palette=Image.ADAPTIVE, colors=64)
+            for f in frames
+        ]
+        imgs[0].save(
+            OUT / f"scenario_{sc}.gif",
+            save_all=True,
+            append_images=imgs[1:],
+            duration=int(100 * args.every),
+            loop=0,
+            optimize=True,
+        )
         env.close()
     print(f"wrote {len(LAYOUTS)} GIFs to {OUT}")
 

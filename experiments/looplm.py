@@ -27,18 +27,33 @@ from typing import Any
 
 import numpy as np
 
+from icml26.provenance import add_allow_dirty, provenance  # noqa: E402
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ("looplm/addition-2d-1block",)
-AGENTS = ("looplm-sft", "looplm-grpo", "looplm-rltt-uniform", "looplm-rltt-progressive", "looplm-rltt-exit-pdf",
-          "looplm-rltt-learned", "looplm-reinforce")
+AGENTS = (
+    "looplm-sft",
+    "looplm-grpo",
+    "looplm-rltt-uniform",
+    "looplm-rltt-progressive",
+    "looplm-rltt-exit-pdf",
+    "looplm-rltt-learned",
+    "looplm-reinforce",
+)
 RL_AGENTS = AGENTS[1:]
 VS_GRPO = tuple(a for a in RL_AGENTS if a != "looplm-grpo")
 AGENT_KW = {"progress": False, "eval_thresholds": [0.5]}
-LABEL = {"looplm-sft": "warm start", "looplm-grpo": "GRPO", "looplm-reinforce": "REINFORCE",
-         "looplm-rltt-uniform": "RLTT uniform", "looplm-rltt-progressive": "RLTT progressive",
-         "looplm-rltt-exit-pdf": "RLTT exit_pdf", "looplm-rltt-learned": "RLTT learned"}
+LABEL = {
+    "looplm-sft": "warm start",
+    "looplm-grpo": "GRPO",
+    "looplm-reinforce": "REINFORCE",
+    "looplm-rltt-uniform": "RLTT uniform",
+    "looplm-rltt-progressive": "RLTT progressive",
+    "looplm-rltt-exit-pdf": "RLTT exit_pdf",
+    "looplm-rltt-learned": "RLTT learned",
+}
 BAND = (0.3, 0.7)
 
 
@@ -65,12 +80,25 @@ def _setup(task_id: str, n_loops: int = 4) -> dict[str, Any]:
 
     t = bm.get_task(task_id)
     u = gym.make(t.env_id, split="train", **t.env_kwargs).unwrapped
-    cfg = LoopConfig(vocab_size=CharTokenizer().vocab_size, d_model=64, n_heads=4,
-                     n_layers=int(t.budget.extra.get("n_layers", 2)), n_loops=n_loops, max_len=96)
+    cfg = LoopConfig(
+        vocab_size=CharTokenizer().vocab_size,
+        d_model=64,
+        n_heads=4,
+        n_layers=int(t.budget.extra.get("n_layers", 2)),
+        n_loops=n_loops,
+        max_len=96,
+    )
     key = {"task": u.task_name, **u.generator.config(), "test_fraction": u.sampler.test_fraction}
-    return {"task": t, "env": u, "cfg": cfg, "key": key, "seed": int(t.budget.extra["warm_start_seed"]),
-            "wcfg": WarmStartConfig(batch_size=64, lr=3e-3, beta_entropy=0.05,
-                                    steps=int(t.budget.extra["warm_start_steps"]))}
+    return {
+        "task": t,
+        "env": u,
+        "cfg": cfg,
+        "key": key,
+        "seed": int(t.budget.extra["warm_start_seed"]),
+        "wcfg": WarmStartConfig(
+            batch_size=64, lr=3e-3, beta_entropy=0.05, steps=int(t.budget.extra["warm_start_steps"])
+        ),
+    }
 
 
 def _difficulty(problem: Any) -> int:
@@ -88,9 +116,17 @@ def _difficulty(problem: Any) -> int:
 
 
 def _git() -> tuple[str, bool]:
-    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "icml26", "experiments"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip())
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = bool(
+        subprocess.run(
+            ["git", "status", "--porcelain", "--", "icml26", "experiments"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     return rev, dirty
 
 
@@ -105,15 +141,35 @@ def calibrate(task_id: str, max_steps: int, every: int, pick: str) -> None:
     val = s["env"].sampler.batch(512, derive_seed(0, "validation"))  # train-split problems
     SHIPPED.mkdir(parents=True, exist_ok=True)
     wcfg = WarmStartConfig(**{**s["wcfg"].__dict__, "steps": max_steps})
-    out = calibrate_warm_start(s["cfg"], s["env"].sampler, val, wcfg, s["seed"], s["key"], band=BAND,
-                               eval_every=every, pick=pick, cache=SHIPPED, progress=False)
-    out.update(task=task_id, band=BAND, eval_every=every, pick=pick, max_steps=max_steps, n_validation=len(val),
-               git=_git())
+    out = calibrate_warm_start(
+        s["cfg"],
+        s["env"].sampler,
+        val,
+        wcfg,
+        s["seed"],
+        s["key"],
+        band=BAND,
+        eval_every=every,
+        pick=pick,
+        cache=SHIPPED,
+        progress=False,
+    )
+    out.update(
+        task=task_id,
+        band=BAND,
+        eval_every=every,
+        pick=pick,
+        max_steps=max_steps,
+        n_validation=len(val),
+        git=_git(),
+    )
     _json("calibration", task_id).parent.mkdir(parents=True, exist_ok=True)
     _json("calibration", task_id).write_text(json.dumps(out, indent=1))
     for step, acc, pl in out["curve"]:
         print(f"step {step}: final-loop {acc:.3f} per loop {[round(x, 3) for x in pl]}")
-    print(f"{task_id}: chosen steps {out['steps']} (accuracy {out['accuracy']}); checkpoint {out['path']}")
+    print(
+        f"{task_id}: chosen steps {out['steps']} (accuracy {out['accuracy']}); checkpoint {out['path']}"
+    )
 
 
 def depth(task_id: str, n: int = 1024) -> None:
@@ -131,24 +187,40 @@ def depth(task_id: str, n: int = 1024) -> None:
     torch.set_num_threads(1)
     s = _setup(task_id)
     u = s["env"]
-    test = ProblemSampler(u.generator, "test", u.sampler.test_fraction).batch(n, derive_seed(0, "depth-check"))
+    test = ProblemSampler(u.generator, "test", u.sampler.test_fraction).batch(
+        n, derive_seed(0, "depth-check")
+    )
     diff = np.array([_difficulty(p) for p in test])
 
     def per_loop(model: Any) -> list[list[float]]:
         pol = LoopedPolicy(model)
-        return [decode_and_score(pol, test, lambda p: p.prompt, u.score, u.max_answer_len + 2, loop=t)[0].tolist()
-                for t in range(1, model.n_loops + 1)]
+        return [
+            decode_and_score(pol, test, lambda p: p.prompt, u.score, u.max_answer_len + 2, loop=t)[
+                0
+            ].tolist()
+            for t in range(1, model.n_loops + 1)
+        ]
 
-    looped, info = cached_warm_start(s["cfg"], u.sampler, s["wcfg"], s["seed"], s["key"], progress=False)
+    looped, info = cached_warm_start(
+        s["cfg"], u.sampler, s["wcfg"], s["seed"], s["key"], progress=False
+    )
     cfg1 = type(s["cfg"])(**{**s["cfg"].__dict__, "n_loops": 1})
     with torch.random.fork_rng():
         torch.manual_seed(s["seed"])
         one = LoopedTransformer(cfg1)
     assert sum(p.numel() for p in one.parameters()) == sum(p.numel() for p in looped.parameters())
     warm_start(one, u.sampler, s["wcfg"], s["seed"], progress=False)
-    out = {"task": task_id, "n": n, "difficulty": diff.tolist(), "looped": per_loop(looped),
-           "one_loop": per_loop(one), "params": sum(p.numel() for p in one.parameters()),
-           "checkpoint": info["path"], "steps": s["wcfg"].steps, "git": _git()}
+    out = {
+        "task": task_id,
+        "n": n,
+        "difficulty": diff.tolist(),
+        "looped": per_loop(looped),
+        "one_loop": per_loop(one),
+        "params": sum(p.numel() for p in one.parameters()),
+        "checkpoint": info["path"],
+        "steps": s["wcfg"].steps,
+        "git": _git(),
+    }
     _json("depth", task_id).write_text(json.dumps(out))
     for name in ("looped", "one_loop"):
         print(name, [round(float(np.mean(r)), 3) for r in out[name]])
@@ -164,14 +236,19 @@ def run(task_id: str, seeds: tuple[int, ...], agents: tuple[str, ...]) -> None:
 
     _store(task_id).parent.mkdir(parents=True, exist_ok=True)
     st = open_store(str(_store(task_id)))
-    specs = [sp for seed in seeds for a in agents for sp in bm.trials_for(task_id, a, [seed], AGENT_KW)]
+    specs = [
+        sp for seed in seeds for a in agents for sp in bm.trials_for(task_id, a, [seed], AGENT_KW)
+    ]
     for sp in specs:
         if sp.key in st.finished_keys():
             continue
         r = execute_trial(sp)
         st.put(r)
         acc = r.metrics.get("accuracy", float("nan")) if r.status == "FINISHED" else float("nan")
-        print(f"{task_id} {sp.agent} seed {sp.seed}: {r.status} acc {acc:.3f} {r.wall_time_s:.0f}s", flush=True)
+        print(
+            f"{task_id} {sp.agent} seed {sp.seed}: {r.status} acc {acc:.3f} {r.wall_time_s:.0f}s",
+            flush=True,
+        )
         if r.status != "FINISHED":
             print(r.traceback, file=sys.stderr)
 
@@ -251,58 +328,92 @@ def _task_section(task_id: str, fig_dir: Path) -> tuple[list[str], dict[str, Any
 
     lines = [f"## `{task_id}`", ""]
     summary: dict[str, Any] = {}
-    cal = json.loads(_json("calibration", task_id).read_text()) if _json("calibration", task_id).exists() else None
-    dep = json.loads(_json("depth", task_id).read_text()) if _json("depth", task_id).exists() else None
+    cal = (
+        json.loads(_json("calibration", task_id).read_text())
+        if _json("calibration", task_id).exists()
+        else None
+    )
+    dep = (
+        json.loads(_json("depth", task_id).read_text())
+        if _json("depth", task_id).exists()
+        else None
+    )
     if dep is not None:
         d = np.array(dep["difficulty"])
         lv = "look-ups k" if "permutation" in task_id else "carries"
         levels = sorted(set(d.tolist()))
-        lines += [f"**Does depth matter?** Greedy accuracy on {dep['n']} held-out problems of the calibrated warm "
-                  f"start ({dep['steps']} steps, T = 4) truncated at each loop, and of a 1-loop model with the same "
-                  f"{dep['params']:,} parameters trained the same steps from the same seed; Wilson 95% intervals; "
-                  f"by {lv} on the right.", "",
-                  "| model | accuracy [95% CI] | " + " | ".join(f"{lv} = {k} (n={int((d == k).sum())})" for k in levels)
-                  + " |", "|---|---|" + "---|" * len(levels)]
+        lines += [
+            f"**Does depth matter?** Greedy accuracy on {dep['n']} held-out problems of the calibrated warm "
+            f"start ({dep['steps']} steps, T = 4) truncated at each loop, and of a 1-loop model with the same "
+            f"{dep['params']:,} parameters trained the same steps from the same seed; Wilson 95% intervals; "
+            f"by {lv} on the right.",
+            "",
+            "| model | accuracy [95% CI] | "
+            + " | ".join(f"{lv} = {k} (n={int((d == k).sum())})" for k in levels)
+            + " |",
+            "|---|---|" + "---|" * len(levels),
+        ]
         rows = [(f"T=4, exit at loop {t + 1}", r) for t, r in enumerate(dep["looped"])]
         rows.append(("T=1 (same parameters)", dep["one_loop"][0]))
         for label, r in rows:
             r = np.array(r)
             iv = wilson_ci(int(r.sum()), r.size)
-            lines.append(f"| {label} | {iv[0]:.3f} [{iv[1]:.3f}, {iv[2]:.3f}] | "
-                         + " | ".join(f"{r[d == k].mean():.2f}" for k in levels) + " |")
+            lines.append(
+                f"| {label} | {iv[0]:.3f} [{iv[1]:.3f}, {iv[2]:.3f}] | "
+                + " | ".join(f"{r[d == k].mean():.2f}" for k in levels)
+                + " |"
+            )
         p14 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["looped"][0]))
         p41 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["one_loop"][0]))
-        lines += ["", f"Exact McNemar on the same problems: loop 4 vs loop 1 of the looped model p = {_p(p14)}; "
-                  f"loop 4 vs the 1-loop model p = {_p(p41)}.", ""]
-        summary["depth"] = {"loop_acc": [float(np.mean(r)) for r in dep["looped"]],
-                            "one_loop": float(np.mean(dep["one_loop"][0])), "p14": p14, "p41": p41}
+        lines += [
+            "",
+            f"Exact McNemar on the same problems: loop 4 vs loop 1 of the looped model p = {_p(p14)}; "
+            f"loop 4 vs the 1-loop model p = {_p(p41)}.",
+            "",
+        ]
+        summary["depth"] = {
+            "loop_acc": [float(np.mean(r)) for r in dep["looped"]],
+            "one_loop": float(np.mean(dep["one_loop"][0])),
+            "p14": p14,
+            "p41": p41,
+        }
     if cal is not None:
-        lines += [f"**Warm-start calibration.** Final-loop greedy accuracy on {cal['n_validation']} validation "
-                  f"problems (train split) every {cal['eval_every']} steps; chosen: the "
-                  + ("last step in the " if cal.get("pick") == "last" else "step closest to 50% in the ")
-                  + f"{cal['band'][0]:.0%}-{cal['band'][1]:.0%} band: **{cal['steps']} steps** "
-                  f"(accuracy {cal['accuracy']:.3f}); that checkpoint (seed {_setup(task_id)['seed']}) is shared "
-                  "by every arm and every seed.", "",
-                  "| step | " + " | ".join(str(c[0]) for c in cal["curve"]) + " |",
-                  "|---|" + "---|" * len(cal["curve"]),
-                  "| final loop | " + " | ".join(f"{c[1]:.2f}" for c in cal["curve"]) + " |",
-                  "| loop 1 | " + " | ".join(f"{c[2][0]:.2f}" for c in cal["curve"]) + " |", ""]
+        lines += [
+            f"**Warm-start calibration.** Final-loop greedy accuracy on {cal['n_validation']} validation "
+            f"problems (train split) every {cal['eval_every']} steps; chosen: the "
+            + ("last step in the " if cal.get("pick") == "last" else "step closest to 50% in the ")
+            + f"{cal['band'][0]:.0%}-{cal['band'][1]:.0%} band: **{cal['steps']} steps** "
+            f"(accuracy {cal['accuracy']:.3f}); that checkpoint (seed {_setup(task_id)['seed']}) is shared "
+            "by every arm and every seed.",
+            "",
+            "| step | " + " | ".join(str(c[0]) for c in cal["curve"]) + " |",
+            "|---|" + "---|" * len(cal["curve"]),
+            "| final loop | " + " | ".join(f"{c[1]:.2f}" for c in cal["curve"]) + " |",
+            "| loop 1 | " + " | ".join(f"{c[2][0]:.2f}" for c in cal["curve"]) + " |",
+            "",
+        ]
     data = _load(task_id)
     seeds = sorted(set.intersection(*(set(v) for v in data.values()))) if all(data.values()) else []
     if not seeds:
         lines += ["No finished RL trials in the store yet.", ""]
         return lines, summary
     ev = {a: [data[a][s].extra["eval"] for s in seeds] for a in AGENTS}
-    sc = {a: np.array([np.array(data[a][s].scores) == 1.0 for s in seeds]) for a in AGENTS}  # (seeds, problems)
+    sc = {
+        a: np.array([np.array(data[a][s].scores) == 1.0 for s in seeds]) for a in AGENTS
+    }  # (seeds, problems)
     acc = {a: sc[a].mean(1) for a in AGENTS}
     T = len(ev[AGENTS[0]][0]["per_loop_accuracy"])
     n_prob = sc[AGENTS[0]].shape[1]
-    lines += [f"**RL.** {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}), {n_prob} held-out problems per seed (drawn "
-              "from the seed), every arm from the same warm start. Accuracy per exit loop, mean over seeds "
-              "(final loop with a BCa 95% interval over seeds).", "",
-              "| agent | final-loop acc [95% CI] | " + " | ".join(f"loop {t}" for t in range(1, T + 1))
-              + " | pass@8 | clip frac | zero-spread groups | KL (end) | CPU s / RL step |",
-              "|---|---|" + "---|" * T + "---|---|---|---|---|"]
+    lines += [
+        f"**RL.** {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}), {n_prob} held-out problems per seed (drawn "
+        "from the seed), every arm from the same warm start. Accuracy per exit loop, mean over seeds "
+        "(final loop with a BCa 95% interval over seeds).",
+        "",
+        "| agent | final-loop acc [95% CI] | "
+        + " | ".join(f"loop {t}" for t in range(1, T + 1))
+        + " | pass@8 | clip frac | zero-spread groups | KL (end) | CPU s / RL step |",
+        "|---|---|" + "---|" * T + "---|---|---|---|---|",
+    ]
     for a in AGENTS:
         pl = np.array([e["per_loop_accuracy"] for e in ev[a]]).mean(0)
         m, lo, hi = mean_ci(acc[a], seed=0)
@@ -315,8 +426,11 @@ def _task_section(task_id: str, fig_dir: Path) -> tuple[list[str], dict[str, Any
             kl = np.mean([np.mean(c["kl"][-5:]) for c in cur])
             sps = np.mean([data[a][s].extra["learn"]["cpu_seconds_per_step"] for s in seeds])
             tail = f"{cf:.3f} | {zs:.2f} | {kl:.4f} | {sps:.2f}"
-        lines.append(f"| {LABEL[a]} | {m:.3f} [{lo:.3f}, {hi:.3f}] | " + " | ".join(f"{x:.3f}" for x in pl)
-                     + f" | {np.mean([e['pass_at_8'] for e in ev[a]]):.3f} | {tail} |")
+        lines.append(
+            f"| {LABEL[a]} | {m:.3f} [{lo:.3f}, {hi:.3f}] | "
+            + " | ".join(f"{x:.3f}" for x in pl)
+            + f" | {np.mean([e['pass_at_8'] for e in ev[a]]):.3f} | {tail} |"
+        )
     # paired tests against GRPO, seed level and problem level, Holm within each family
     seed_res = {a: paired_test(acc[a], acc["looplm-grpo"], seed=0) for a in VS_GRPO}
     mc = {a: mcnemar_exact(sc[a].ravel(), sc["looplm-grpo"].ravel()) for a in VS_GRPO}
@@ -325,54 +439,93 @@ def _task_section(task_id: str, fig_dir: Path) -> tuple[list[str], dict[str, Any
     h_seed = dict(zip(VS_GRPO, holm([seed_res[a].p_value for a in VS_GRPO])))
     h_mc = dict(zip(VS_GRPO, holm([mc[a] for a in VS_GRPO])))
     h_l1 = dict(zip(VS_GRPO, holm([seed_l1[a].p_value for a in VS_GRPO])))
-    lines += ["", "Final-loop accuracy against GRPO. Seed level: mean of the per-seed differences with a paired "
-              f"bootstrap 95% interval and the exact sign-flip p over {len(seeds)} seeds. Problem level: exact "
-              f"McNemar over the {len(seeds) * n_prob} (seed, problem) pairs (b = this arm right and GRPO wrong, "
-              "c = the reverse). Holm-adjusted p over the five comparisons in each column family.", "",
-              "| agent | diff vs GRPO [95% CI] | seed p (Holm) | b / c | McNemar p (Holm) | loop-1 diff [95% CI], "
-              "seed p (Holm) |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Final-loop accuracy against GRPO. Seed level: mean of the per-seed differences with a paired "
+        f"bootstrap 95% interval and the exact sign-flip p over {len(seeds)} seeds. Problem level: exact "
+        f"McNemar over the {len(seeds) * n_prob} (seed, problem) pairs (b = this arm right and GRPO wrong, "
+        "c = the reverse). Holm-adjusted p over the five comparisons in each column family.",
+        "",
+        "| agent | diff vs GRPO [95% CI] | seed p (Holm) | b / c | McNemar p (Holm) | loop-1 diff [95% CI], "
+        "seed p (Holm) |",
+        "|---|---|---|---|---|---|",
+    ]
     summary["vs_grpo"] = {}
     for a in VS_GRPO:
         r = seed_res[a]
         b = int(np.sum(sc[a] & ~sc["looplm-grpo"]))
         c = int(np.sum(~sc[a] & sc["looplm-grpo"]))
         q = seed_l1[a]
-        lines.append(f"| {LABEL[a]} | {r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {_p(r.p_value)} "
-                     f"({_p(h_seed[a])}) | {b} / {c} | {_p(mc[a])} ({_p(h_mc[a])}) | {q.diff:+.3f} "
-                     f"[{q.low:+.3f}, {q.high:+.3f}], {_p(q.p_value)} ({_p(h_l1[a])}) |")
-        summary["vs_grpo"][a] = {"diff": r.diff, "low": r.low, "high": r.high, "p_seed_holm": float(h_seed[a]),
-                                 "b": b, "c": c, "p_mcnemar_holm": float(h_mc[a]), "l1_diff": q.diff}
+        lines.append(
+            f"| {LABEL[a]} | {r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {_p(r.p_value)} "
+            f"({_p(h_seed[a])}) | {b} / {c} | {_p(mc[a])} ({_p(h_mc[a])}) | {q.diff:+.3f} "
+            f"[{q.low:+.3f}, {q.high:+.3f}], {_p(q.p_value)} ({_p(h_l1[a])}) |"
+        )
+        summary["vs_grpo"][a] = {
+            "diff": r.diff,
+            "low": r.low,
+            "high": r.high,
+            "p_seed_holm": float(h_seed[a]),
+            "b": b,
+            "c": c,
+            "p_mcnemar_holm": float(h_mc[a]),
+            "l1_diff": q.diff,
+        }
     verdicts = []
     for a in VS_GRPO:
         v = summary["vs_grpo"][a]
         both = v["p_seed_holm"] < 0.05 and v["p_mcnemar_holm"] < 0.05
-        word = ("better than GRPO" if v["diff"] > 0 else "worse than GRPO") if both else (
-            "problem level only (seed level not significant)" if v["p_mcnemar_holm"] < 0.05 else
-            "no difference detectable at this n")
+        word = (
+            ("better than GRPO" if v["diff"] > 0 else "worse than GRPO")
+            if both
+            else (
+                "problem level only (seed level not significant)"
+                if v["p_mcnemar_holm"] < 0.05
+                else "no difference detectable at this n"
+            )
+        )
         verdicts.append(f"{LABEL[a]}: {word}")
-    lines += ["", "Verdict at alpha = 0.05 after Holm (a difference counts when the seed-level and the "
-              "problem-level test agree): " + "; ".join(verdicts) + "."]
+    lines += [
+        "",
+        "Verdict at alpha = 0.05 after Holm (a difference counts when the seed-level and the "
+        "problem-level test agree): " + "; ".join(verdicts) + ".",
+    ]
     rl = paired_test(acc["looplm-grpo"], acc["looplm-sft"], seed=0)
     b = int(np.sum(sc["looplm-grpo"] & ~sc["looplm-sft"]))
     c = int(np.sum(~sc["looplm-grpo"] & sc["looplm-sft"]))
-    lines += ["", f"GRPO against the warm start (does RL move the model at all?): {rl.diff:+.3f} "
-              f"[{rl.low:+.3f}, {rl.high:+.3f}], seed p = {_p(rl.p_value)}; McNemar b / c = {b} / {c}, "
-              f"p = {_p(mcnemar_exact(sc['looplm-grpo'].ravel(), sc['looplm-sft'].ravel()))}.", ""]
+    lines += [
+        "",
+        f"GRPO against the warm start (does RL move the model at all?): {rl.diff:+.3f} "
+        f"[{rl.low:+.3f}, {rl.high:+.3f}], seed p = {_p(rl.p_value)}; McNemar b / c = {b} / {c}, "
+        f"p = {_p(mcnemar_exact(sc['looplm-grpo'].ravel(), sc['looplm-sft'].ravel()))}.",
+        "",
+    ]
     summary["grpo_vs_warm"] = rl.diff
     # figure: per-loop accuracy before and after RL, and the reward curves
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for a in AGENTS:
         pl = np.array([e["per_loop_accuracy"] for e in ev[a]])
         style = {"color": "k", "linestyle": "--"} if a == "looplm-sft" else {}
-        axes[0].errorbar(np.arange(1, T + 1), pl.mean(0), yerr=pl.std(0, ddof=1) / np.sqrt(len(seeds)),
-                         marker="o", capsize=3, label=LABEL[a], **style)
+        axes[0].errorbar(
+            np.arange(1, T + 1),
+            pl.mean(0),
+            yerr=pl.std(0, ddof=1) / np.sqrt(len(seeds)),
+            marker="o",
+            capsize=3,
+            label=LABEL[a],
+            **style,
+        )
         if a != "looplm-sft":
             cur = np.array([data[a][s].extra["learn"]["curves"]["reward"] for s in seeds])
             k = 5
             sm = np.array([np.convolve(c, np.ones(k) / k, mode="valid") for c in cur])
             axes[1].plot(np.arange(k, k + sm.shape[1]), sm.mean(0), label=LABEL[a])
-    axes[0].set(xlabel="exit loop t (model truncated at t)", ylabel="greedy held-out accuracy",
-                title=f"{task_id}: accuracy per loop (mean ± s.e.)", xticks=range(1, T + 1))
+    axes[0].set(
+        xlabel="exit loop t (model truncated at t)",
+        ylabel="greedy held-out accuracy",
+        title=f"{task_id}: accuracy per loop (mean ± s.e.)",
+        xticks=range(1, T + 1),
+    )
     axes[1].set(xlabel="RL step", ylabel="mean reward (5-step average)", title="training reward")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -394,7 +547,9 @@ def report() -> None:
     for task_id in TASKS:
         lines, _ = _task_section(task_id, fig_dir)
         body += lines
-    head = HEADER.format(rev=rev[:12], draft="\ndraft: generated from uncommitted tree\n" if dirty else "")
+    head = HEADER.format(
+        rev=rev[:12], draft="\ndraft: generated from uncommitted tree\n" if dirty else ""
+    )
     out = ROOT / "docs" / "results" / "looplm.md"
     out.write_text(head + "\n" + FINDINGS + "\n" + "\n".join(body))
     print(f"wrote {out}")
@@ -434,22 +589,34 @@ per task, then `report` (commands in the script's docstring); every number below
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("calibrate")
     c.add_argument("--task", choices=TASKS, required=True)
     c.add_argument("--max-steps", type=int, default=1500)
     c.add_argument("--every", type=int, default=50)
-    c.add_argument("--pick", choices=("middle", "last"), default="last",
-                   help="the in-band step closest to 50%% or the last in-band step (default)")
+    c.add_argument(
+        "--pick",
+        choices=("middle", "last"),
+        default="last",
+        help="the in-band step closest to 50%% or the last in-band step (default)",
+    )
     d = sub.add_parser("depth")
     d.add_argument("--task", choices=TASKS, required=True)
     r = sub.add_parser("run")
     r.add_argument("--task", choices=TASKS, required=True)
     r.add_argument("--seeds", default="0-9")
-    r.add_argument("--agents", default=",".join(AGENTS), help="comma-separated subset (default: all)")
+    r.add_argument(
+        "--agents", default=",".join(AGENTS), help="comma-separated subset (default: all)"
+    )
     sub.add_parser("report")
+    add_allow_dirty(ap)
+
     args = ap.parse_args()
+
+    provenance(allow_dirty=args.allow_dirty)  # committed tree only (--allow-dirty: a draft)
     if args.cmd == "calibrate":
         calibrate(args.task, args.max_steps, args.every, args.pick)
     elif args.cmd == "depth":

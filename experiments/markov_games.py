@@ -55,6 +55,7 @@ from icml26.envs.markov_games import (  # noqa: E402
     regularized_gap,
 )
 from icml26.protocol import derive_seed  # noqa: E402
+from icml26.provenance import add_allow_dirty, provenance  # noqa: E402
 from icml26.stats import bootstrap_ci, mean_ci  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -371,18 +372,16 @@ def plots(raw: dict[str, Any], figdir: Path) -> None:
 
 
 def _commit() -> tuple[str, bool]:
+    """(short commit, dirty): dirty ignores what the scripts write (docs/results/, results/)."""
+    from icml26.provenance import dirty_paths
+
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    dirty = bool(
-        subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True
-        ).stdout.strip()
-    )
-    return commit, dirty
+    return commit, bool(dirty_paths(ROOT))
 
 
-def report(raw: dict[str, Any]) -> str:
+def report(raw: dict[str, Any]) -> str:  # noqa: C901
     ns = np.array(NS)
     tail = ns >= 1000
     names = list(AGENTS)
@@ -658,7 +657,7 @@ def names_index(name: str) -> int:
     return list(AGENTS).index(name)
 
 
-def findings(raw: dict[str, Any]) -> list[str]:
+def findings(raw: dict[str, Any]) -> list[str]:  # noqa: C901
     """The reading of the tables above, with every figure taken from the raw results."""
     ns = np.array(NS)
     tail = ns >= 1000
@@ -852,6 +851,12 @@ UNITS = {
 }
 
 
+def _check_tree(args: argparse.Namespace) -> None:
+    """New numbers come from a committed tree only (``--allow-dirty`` writes a draft)."""
+    if not args.render:
+        provenance(allow_dirty=args.allow_dirty)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10, help="datasets per point")
@@ -870,7 +875,9 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="merge the raw results of these --out folders (runs split by --parts/--panels) first",
     )
+    add_allow_dirty(ap)
     args = ap.parse_args(argv)
+    _check_tree(args)
     global SELECTED_PANELS, SAVE
     if args.panels:
         SELECTED_PANELS = [p.strip() for p in args.panels.split(",")]

@@ -54,7 +54,10 @@ PROBLEMS: dict[str, tuple[str, dict[str, Any]]] = {
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {  # label -> (algorithm, params)
     "FBF, b_k = k+1 (paper i)": ("fbf", {"eta": 0.5, "batch": "linear", "b0": 1.0}),
     "KM-FBF, b_k = k+1 (paper ii*)": ("km_fbf", {"eta": 0.5, "batch": "linear", "b0": 1.0}),
-    "Halpern-FBF, b_k = (k+1)^2 (paper iii*)": ("halpern_fbf", {"eta": 0.5, "batch": "quadratic", "b0": 1.0}),
+    "Halpern-FBF, b_k = (k+1)^2 (paper iii*)": (
+        "halpern_fbf",
+        {"eta": 0.5, "batch": "quadratic", "b0": 1.0},
+    ),
     "SEG, b_k = k+1": ("seg", {"eta": 0.5, "batch": "linear", "b0": 1.0}),
     "SEG, b = 1": ("seg", {"eta": 0.5, "batch": "constant", "b0": 1.0}),
     "OGDA, b = 1": ("ogda", {"eta": 0.5, "batch": "constant", "b0": 1.0}),
@@ -80,16 +83,38 @@ def run_curves(reps: int, budget: int, budget_unbatched: int, seed: int) -> list
             for label, (alg, params) in METHODS.items():
                 b = budget if label in BATCHED else budget_unbatched
                 t = time.perf_counter()
-                run = run_direct(prob, alg, params, noise=noise, sigma0=SIGMA0, sigma1=sigma1, oracle_budget=b,
-                                 seed=seed, checkpoints=_checkpoints(b), replicates=reps)
-                out.append({"problem": pname, "noise": noise, "sigma1": sigma1, "method": label,
-                            "budget": b, "checkpoints": run.checkpoints.tolist(),
-                            "residual": np.where(np.isnan(run.residual), -1.0, run.residual).tolist(),
-                            "diverged": run.diverged.tolist(), "start_residual": prob.residual(prob.project(prob.z0)),
-                            "seconds": time.perf_counter() - t})
-                print(f"  curves {noise:8s} {pname:14s} {label:40s} diverged {run.diverged.mean():.2f} "
-                      f"final {np.nanmean(run.final_residual) if not run.diverged.all() else float('nan'):.3g} "
-                      f"({time.perf_counter() - t:.1f}s)", flush=True)
+                run = run_direct(
+                    prob,
+                    alg,
+                    params,
+                    noise=noise,
+                    sigma0=SIGMA0,
+                    sigma1=sigma1,
+                    oracle_budget=b,
+                    seed=seed,
+                    checkpoints=_checkpoints(b),
+                    replicates=reps,
+                )
+                out.append(
+                    {
+                        "problem": pname,
+                        "noise": noise,
+                        "sigma1": sigma1,
+                        "method": label,
+                        "budget": b,
+                        "checkpoints": run.checkpoints.tolist(),
+                        "residual": np.where(np.isnan(run.residual), -1.0, run.residual).tolist(),
+                        "diverged": run.diverged.tolist(),
+                        "start_residual": prob.residual(prob.project(prob.z0)),
+                        "seconds": time.perf_counter() - t,
+                    }
+                )
+                print(
+                    f"  curves {noise:8s} {pname:14s} {label:40s} diverged {run.diverged.mean():.2f} "
+                    f"final {np.nanmean(run.final_residual) if not run.diverged.all() else float('nan'):.3g} "
+                    f"({time.perf_counter() - t:.1f}s)",
+                    flush=True,
+                )
     return out
 
 
@@ -100,10 +125,24 @@ def run_divergence(reps: int, budget: int, seed: int) -> list[dict[str, Any]]:
     for sigma1 in (0.0, 0.1, 0.25, 0.5, 1.0, 2.0):
         for label in ("SEG, b = 1", "OGDA, b = 1", "SGDA, b = 1", "FBF, b_k = k+1 (paper i)"):
             alg, params = METHODS[label]
-            run = run_direct(prob, alg, params, noise="operator", sigma0=SIGMA0, sigma1=sigma1,
-                             oracle_budget=budget, seed=seed, replicates=reps)
-            out.append({"sigma1": sigma1, "method": label, "diverged": int(run.diverged.sum()), "n": reps})
-            print(f"  divergence sigma1={sigma1:<4} {label:28s} {int(run.diverged.sum())}/{reps}", flush=True)
+            run = run_direct(
+                prob,
+                alg,
+                params,
+                noise="operator",
+                sigma0=SIGMA0,
+                sigma1=sigma1,
+                oracle_budget=budget,
+                seed=seed,
+                replicates=reps,
+            )
+            out.append(
+                {"sigma1": sigma1, "method": label, "diverged": int(run.diverged.sum()), "n": reps}
+            )
+            print(
+                f"  divergence sigma1={sigma1:<4} {label:28s} {int(run.diverged.sum())}/{reps}",
+                flush=True,
+            )
     return out
 
 
@@ -111,15 +150,38 @@ def run_rho(reps: int, budget: int, seed: int) -> list[dict[str, Any]]:
     out = []
     for rho in (-0.05, -0.1, -0.2, -0.3, -0.4, -0.45):
         prob = make_problem("weak_minty_quadratic", copies=5, rho=rho, lipschitz=1.0, seed=0)
-        for label in ("FBF, b_k = k+1 (paper i)", "KM-FBF, b_k = k+1 (paper ii*)",
-                      "Halpern-FBF, b_k = (k+1)^2 (paper iii*)", "SEG, b_k = k+1"):
+        for label in (
+            "FBF, b_k = k+1 (paper i)",
+            "KM-FBF, b_k = k+1 (paper ii*)",
+            "Halpern-FBF, b_k = (k+1)^2 (paper iii*)",
+            "SEG, b_k = k+1",
+        ):
             alg, params = METHODS[label]
-            run = run_direct(prob, alg, params, noise="operator", sigma0=SIGMA0, sigma1=1.0, oracle_budget=budget,
-                             seed=seed, replicates=reps)
-            out.append({"rho": rho, "method": label, "final": np.where(run.diverged, -1.0, run.final_residual).tolist(),
-                        "diverged": int(run.diverged.sum()), "start": prob.residual(prob.z0)})
-            print(f"  rho={rho:<5} {label:40s} diverged {int(run.diverged.sum())} "
-                  f"median final {np.median(run.final_residual):.3g}", flush=True)
+            run = run_direct(
+                prob,
+                alg,
+                params,
+                noise="operator",
+                sigma0=SIGMA0,
+                sigma1=1.0,
+                oracle_budget=budget,
+                seed=seed,
+                replicates=reps,
+            )
+            out.append(
+                {
+                    "rho": rho,
+                    "method": label,
+                    "final": np.where(run.diverged, -1.0, run.final_residual).tolist(),
+                    "diverged": int(run.diverged.sum()),
+                    "start": prob.residual(prob.z0),
+                }
+            )
+            print(
+                f"  rho={rho:<5} {label:40s} diverged {int(run.diverged.sum())} "
+                f"median final {np.median(run.final_residual):.3g}",
+                flush=True,
+            )
     return out
 
 
@@ -134,7 +196,11 @@ def calls_to_eps(checkpoints: np.ndarray, curves: np.ndarray, eps: float) -> flo
 def slope(checkpoints: np.ndarray, curves: np.ndarray) -> float:
     """Least-squares slope of log N(eps) on log(1/eps) over the eps grid points that are reached
     (nan with fewer than 3)."""
-    pts = [(math.log(1 / e), math.log(n)) for e in EPS if math.isfinite(n := calls_to_eps(checkpoints, curves, e))]
+    pts = [
+        (math.log(1 / e), math.log(n))
+        for e in EPS
+        if math.isfinite(n := calls_to_eps(checkpoints, curves, e))
+    ]
     if len(pts) < 3:
         return math.nan
     x, y = np.array(pts).T
@@ -155,14 +221,18 @@ def exponents(curves: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
         p = slope(cps, res)
         iv = None
         if math.isfinite(p):
-            boot = bootstrap_ci(res, lambda r, cps=cps: _finite(slope(cps, r)), seed=seed, n_resamples=1000)
+            boot = bootstrap_ci(
+                res, lambda r, cps=cps: _finite(slope(cps, r)), seed=seed, n_resamples=1000
+            )
             iv = (boot.low, boot.high)
         rows.append({**_key(c), "p": p, "interval": iv, "n_eps": n_eps, "reps": res.shape[0]})
     return rows
 
 
 def _finite(x: float) -> float:
-    return x if math.isfinite(x) else 50.0  # a bootstrap sample that misses the grid: a very steep slope
+    return (
+        x if math.isfinite(x) else 50.0
+    )  # a bootstrap sample that misses the grid: a very steep slope
 
 
 def _key(c: dict[str, Any]) -> dict[str, Any]:
@@ -177,24 +247,34 @@ def _fmt(x: float) -> str:
 
 def render(data: dict[str, Any], prov: dict[str, Any]) -> str:
     reps, seed = data["replicates"], data["seed"]
-    lines = ["# Stochastic min-max / VI (Alacaoglu and Kim, ICML 2026): results", "",
-             provenance_lines(prov),
-             f"Replicates: {reps} independent oracle-noise streams per cell (one seeded generator, seed {seed}), "
-             "on fixed problem instances (instance seed 0). Residuals are exact (`dist(0, F(z) + N_C(z))` with the "
-             f"true operator) at the algorithm's current iterate. Noise: random coupling matrix `A + sigma1 G / sqrt(n)` "
-             f"with sigma1 = 1 plus additive sigma0 = {SIGMA0} (variance grows like |z - z*|^2); the control is "
-             "bounded additive noise (sigma1 = 0). Budgets: "
-             f"{data['budget']:,} oracle calls for batched methods, {data['budget_unbatched']:,} for b = 1 methods. "
-             "Step sizes eta = 1/(2L) with L computed exactly. `paper ii*` and `paper iii*` use growing batches in "
-             "place of the paper's MLMC estimator and variance reduction (their details were not available to us).",
-             "", "## Final residual and divergence", "",
-             "Mean final residual over the replicates that did not diverge, with a BCa interval, and the share "
-             "of diverged replicates (iterate left |z| < 1e6) with a Wilson interval.", ""]
+    lines = [
+        "# Stochastic min-max / VI (Alacaoglu and Kim, ICML 2026): results",
+        "",
+        provenance_lines(prov),
+        f"Replicates: {reps} independent oracle-noise streams per cell (one seeded generator, seed {seed}), "
+        "on fixed problem instances (instance seed 0). Residuals are exact (`dist(0, F(z) + N_C(z))` with the "
+        f"true operator) at the algorithm's current iterate. Noise: random coupling matrix `A + sigma1 G / sqrt(n)` "
+        f"with sigma1 = 1 plus additive sigma0 = {SIGMA0} (variance grows like |z - z*|^2); the control is "
+        "bounded additive noise (sigma1 = 0). Budgets: "
+        f"{data['budget']:,} oracle calls for batched methods, {data['budget_unbatched']:,} for b = 1 methods. "
+        "Step sizes eta = 1/(2L) with L computed exactly. `paper ii*` and `paper iii*` use growing batches in "
+        "place of the paper's MLMC estimator and variance reduction (their details were not available to us).",
+        "",
+        "## Final residual and divergence",
+        "",
+        "Mean final residual over the replicates that did not diverge, with a BCa interval, and the share "
+        "of diverged replicates (iterate left |z| < 1e6) with a Wilson interval.",
+        "",
+    ]
     for noise in ("operator", "additive"):
         cells = [c for c in data["curves"] if c["noise"] == noise]
         probs = list(dict.fromkeys(c["problem"] for c in cells))
-        lines += [f"### {'growing variance (random operator)' if noise == 'operator' else 'bounded variance (control)'}",
-                  "", "| method | " + " | ".join(probs) + " |", "|---|" + "---|" * len(probs)]
+        lines += [
+            f"### {'growing variance (random operator)' if noise == 'operator' else 'bounded variance (control)'}",
+            "",
+            "| method | " + " | ".join(probs) + " |",
+            "|---|" + "---|" * len(probs),
+        ]
         for m in METHODS:
             row = [m]
             for p in probs:
@@ -212,36 +292,67 @@ def render(data: dict[str, Any], prov: dict[str, Any]) -> str:
                 row.append(txt)
             lines.append("| " + " | ".join(row) + " |")
         start = {c["problem"]: c["start_residual"] for c in cells}
-        lines += ["", "Residual at the start: " + ", ".join(f"{k} {v:.3g}" for k, v in start.items()) + ".", ""]
-    lines += ["## Complexity exponent", "",
-              "N(eps): oracle calls until the replicate-mean residual first drops below eps (60 log-spaced "
-              f"checkpoints), eps in {list(EPS)}; p: least-squares slope of log N on log(1/eps) with a percentile "
-              "bootstrap over replicates (1000 resamples). The paper's bound is O~(eps^-4): p <= ~4 (worst case).", "",
-              "| problem | method | p [95% CI] | " + " | ".join(f"N({e})" for e in EPS) + " |",
-              "|---|---|---|" + "---|" * len(EPS)]
+        lines += [
+            "",
+            "Residual at the start: " + ", ".join(f"{k} {v:.3g}" for k, v in start.items()) + ".",
+            "",
+        ]
+    lines += [
+        "## Complexity exponent",
+        "",
+        "N(eps): oracle calls until the replicate-mean residual first drops below eps (60 log-spaced "
+        f"checkpoints), eps in {list(EPS)}; p: least-squares slope of log N on log(1/eps) with a percentile "
+        "bootstrap over replicates (1000 resamples). The paper's bound is O~(eps^-4): p <= ~4 (worst case).",
+        "",
+        "| problem | method | p [95% CI] | " + " | ".join(f"N({e})" for e in EPS) + " |",
+        "|---|---|---|" + "---|" * len(EPS),
+    ]
     for r in data["exponents"]:
         if r["p"] is None:
             lines.append(f"| {r['problem']} | {r['method']} | {r['note']} |" + " |" * len(EPS))
             continue
         ci = f" [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]" if r.get("interval") else ""
-        lines.append(f"| {r['problem']} | {r['method']} | {_fmt(r['p'])}{ci} | "
-                     + " | ".join(_fmt(r["n_eps"][e]) if math.isfinite(r["n_eps"][e]) else "not reached"
-                                  for e in EPS) + " |")
-    lines += ["", "## Divergence against the variance growth sigma1 (bilinear, well conditioned)", "",
-              f"{data['budget_unbatched']:,} oracle calls; diverged replicates out of {reps} (Wilson 95% interval).", "",
-              "| method | " + " | ".join(f"sigma1 = {s}" for s in sorted({d['sigma1'] for d in data['divergence']})) + " |",
-              "|---|" + "---|" * len({d["sigma1"] for d in data["divergence"]})]
+        lines.append(
+            f"| {r['problem']} | {r['method']} | {_fmt(r['p'])}{ci} | "
+            + " | ".join(
+                _fmt(r["n_eps"][e]) if math.isfinite(r["n_eps"][e]) else "not reached" for e in EPS
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        "## Divergence against the variance growth sigma1 (bilinear, well conditioned)",
+        "",
+        f"{data['budget_unbatched']:,} oracle calls; diverged replicates out of {reps} (Wilson 95% interval).",
+        "",
+        "| method | "
+        + " | ".join(f"sigma1 = {s}" for s in sorted({d["sigma1"] for d in data["divergence"]}))
+        + " |",
+        "|---|" + "---|" * len({d["sigma1"] for d in data["divergence"]}),
+    ]
     for m in dict.fromkeys(d["method"] for d in data["divergence"]):
         cells = [d for d in data["divergence"] if d["method"] == m]
-        lines.append(f"| {m} | " + " | ".join(
-            f"{d['diverged']}/{d['n']} [{wilson_ci(d['diverged'], d['n']).low:.2f}, {wilson_ci(d['diverged'], d['n']).high:.2f}]"
-            for d in cells) + " |")
-    lines += ["", "## Nonmonotonicity: the weak Minty parameter rho (L = 1)", "",
-              f"Median final residual after {data['budget']:,} calls (diverged replicates counted separately); the "
-              "literature's tolerated bounds: EG+ rho < 1/(8L) (Diakonikolas convention), CurvatureEG+ 1/(2L), "
-              "inexact KM/Halpern 1/L (Alacaoglu-Kim-Wright).", "",
-              "| method | " + " | ".join(f"rho = {r}" for r in sorted({d['rho'] for d in data['rho']}, reverse=True)) + " |",
-              "|---|" + "---|" * len({d["rho"] for d in data["rho"]})]
+        lines.append(
+            f"| {m} | "
+            + " | ".join(
+                f"{d['diverged']}/{d['n']} [{wilson_ci(d['diverged'], d['n']).low:.2f}, {wilson_ci(d['diverged'], d['n']).high:.2f}]"
+                for d in cells
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        "## Nonmonotonicity: the weak Minty parameter rho (L = 1)",
+        "",
+        f"Median final residual after {data['budget']:,} calls (diverged replicates counted separately); the "
+        "literature's tolerated bounds: EG+ rho < 1/(8L) (Diakonikolas convention), CurvatureEG+ 1/(2L), "
+        "inexact KM/Halpern 1/L (Alacaoglu-Kim-Wright).",
+        "",
+        "| method | "
+        + " | ".join(f"rho = {r}" for r in sorted({d["rho"] for d in data["rho"]}, reverse=True))
+        + " |",
+        "|---|" + "---|" * len({d["rho"] for d in data["rho"]}),
+    ]
     for m in dict.fromkeys(d["method"] for d in data["rho"]):
         cells = sorted([d for d in data["rho"] if d["method"] == m], key=lambda d: -d["rho"])
         row = []
@@ -253,8 +364,15 @@ def render(data: dict[str, Any], prov: dict[str, Any]) -> str:
                 txt += f" (div {d['diverged']}/{len(f)})"
             row.append(txt + f" / start {d['start']:.2g}")
         lines.append(f"| {m} | " + " | ".join(row) + " |")
-    lines += ["", "## Verdict", "", *data.get("verdict", []), "",
-              f"![residual curves]({FIG.relative_to(PAGE.parent).as_posix()})", ""]
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        *data.get("verdict", []),
+        "",
+        f"![residual curves]({FIG.relative_to(PAGE.parent).as_posix()})",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -271,24 +389,30 @@ def verdict(data: dict[str, Any]) -> list[str]:
     n_all = sum(len(c["diverged"]) for c in div_unb)
     fbf = [c for c in cur if c["method"].startswith("FBF")]
     fbf_div = sum(int(np.sum(c["diverged"])) for c in fbf)
-    out.append(f"- Growing variance breaks the unbatched methods: SEG, OGDA and SGDA with b = 1 diverged in "
-               f"{n_div} of {n_all} problem-replicate runs; the paper's minibatch FBF diverged in {fbf_div} of "
-               f"{sum(len(c['diverged']) for c in fbf)}.")
+    out.append(
+        f"- Growing variance breaks the unbatched methods: SEG, OGDA and SGDA with b = 1 diverged in "
+        f"{n_div} of {n_all} problem-replicate runs; the paper's minibatch FBF diverged in {fbf_div} of "
+        f"{sum(len(c['diverged']) for c in fbf)}."
+    )
     ps = [r for r in data["exponents"] if r.get("p") is not None and math.isfinite(r["p"])]
     if ps:
         lo, hi = min(r["p"] for r in ps), max(r["p"] for r in ps)
         worst = max(ps, key=lambda r: r["p"])
         above = [r for r in ps if r["interval"] and r["interval"][0] > 4.5]
-        out.append(f"- Fitted local exponents p over eps in [{EPS[-1]}, {EPS[0]}] range from {lo:.2f} to {hi:.2f} "
-                   f"(largest: {worst['method']} on {worst['problem']}). "
-                   + ("None is above the paper's worst case 4 (+0.5 for log factors) with its interval: "
-                      "consistent with O~(eps^-4); easier instances converge faster, as the bound allows."
-                      if not above else
-                      "Above 4.5 with the whole interval: " + ", ".join(f"{r['method']} on {r['problem']}"
-                                                                       for r in above)
-                      + ". These are local slopes over one decade of eps with the constants included, so they "
-                        "are not a contradiction of an asymptotic O~(eps^-4) bound by themselves, but the "
-                        "worst-case rate is not visible at this budget on those instances."))
+        out.append(
+            f"- Fitted local exponents p over eps in [{EPS[-1]}, {EPS[0]}] range from {lo:.2f} to {hi:.2f} "
+            f"(largest: {worst['method']} on {worst['problem']}). "
+            + (
+                "None is above the paper's worst case 4 (+0.5 for log factors) with its interval: "
+                "consistent with O~(eps^-4); easier instances converge faster, as the bound allows."
+                if not above
+                else "Above 4.5 with the whole interval: "
+                + ", ".join(f"{r['method']} on {r['problem']}" for r in above)
+                + ". These are local slopes over one decade of eps with the constants included, so they "
+                "are not a contradiction of an asymptotic O~(eps^-4) bound by themselves, but the "
+                "worst-case rate is not visible at this budget on those instances."
+            )
+        )
     tol = {}
     for d in data["rho"]:
         f = np.asarray(d["final"])
@@ -298,12 +422,19 @@ def verdict(data: dict[str, Any]) -> list[str]:
         else:
             tol.setdefault(d["method"], 0.0)
     if tol:
-        out.append("- Largest |rho| (L = 1) at which a method converged (no divergence, median final residual "
-                   "below 10% of the start): " + ", ".join(f"{m}: {v:g}" for m, v in tol.items()) + ".")
-    no_reach = [r for r in data["exponents"] if r.get("p") is not None and not math.isfinite(r["p"])]
+        out.append(
+            "- Largest |rho| (L = 1) at which a method converged (no divergence, median final residual "
+            "below 10% of the start): " + ", ".join(f"{m}: {v:g}" for m, v in tol.items()) + "."
+        )
+    no_reach = [
+        r for r in data["exponents"] if r.get("p") is not None and not math.isfinite(r["p"])
+    ]
     if no_reach:
-        out.append("- Not enough eps levels reached for a slope (budget too small): "
-                   + ", ".join(f"{r['method']} on {r['problem']}" for r in no_reach) + ".")
+        out.append(
+            "- Not enough eps levels reached for a slope (budget too small): "
+            + ", ".join(f"{r['method']} on {r['problem']}" for r in no_reach)
+            + "."
+        )
     return out
 
 
@@ -336,16 +467,24 @@ def figure(data: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--replicates", type=int, default=20)
-    ap.add_argument("--budget", type=int, default=1_000_000, help="oracle calls for batched methods")
-    ap.add_argument("--budget-unbatched", type=int, default=100_000, help="oracle calls for b = 1 methods")
+    ap.add_argument(
+        "--budget", type=int, default=1_000_000, help="oracle calls for batched methods"
+    )
+    ap.add_argument(
+        "--budget-unbatched", type=int, default=100_000, help="oracle calls for b = 1 methods"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=str(ROOT / "results" / "minmax_vi.json"))
     add_allow_dirty(ap)
     args = ap.parse_args(argv)
     prov = provenance(allow_dirty=args.allow_dirty)
     t0 = time.perf_counter()
-    data: dict[str, Any] = {"replicates": args.replicates, "seed": args.seed, "budget": args.budget,
-                            "budget_unbatched": args.budget_unbatched}
+    data: dict[str, Any] = {
+        "replicates": args.replicates,
+        "seed": args.seed,
+        "budget": args.budget,
+        "budget_unbatched": args.budget_unbatched,
+    }
     print("curves", flush=True)
     data["curves"] = run_curves(args.replicates, args.budget, args.budget_unbatched, args.seed)
     data["exponents"] = exponents(data["curves"], args.seed)

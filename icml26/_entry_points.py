@@ -31,10 +31,13 @@ def load_entry_point(entry_point: str) -> Any:
         if e.name and module_name != e.name and not module_name.startswith(e.name + "."):
             hint = f"module {module_name!r} imports {e.name!r}, which is not installed"
         else:
-            hint = (f"no module {e.name or module_name!r} on sys.path; run from the directory that "
-                    "holds the package, add that directory to PYTHONPATH, or pip install the package")
-        raise ImportError(f"cannot import module {module_name!r} of entry point {entry_point!r}: "
-                          f"{hint}") from e
+            hint = (
+                f"no module {e.name or module_name!r} on sys.path; run from the directory that "
+                "holds the package, add that directory to PYTHONPATH, or pip install the package"
+            )
+        raise ImportError(
+            f"cannot import module {module_name!r} of entry point {entry_point!r}: {hint}"
+        ) from e
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)
@@ -103,8 +106,10 @@ def check_code_path(entry_point: str, path: str | os.PathLike[str]) -> Path:
     if not root.is_dir():
         raise ValueError(f"agent path {str(root)!r} is not a directory")
     if not ((root / rel).with_suffix(".py").is_file() or (root / rel / "__init__.py").is_file()):
-        raise ValueError(f"agent path {str(root)!r} does not hold the module of entry point "
-                         f"{entry_point!r} (looked for {rel}.py and {rel}/__init__.py)")
+        raise ValueError(
+            f"agent path {str(root)!r} does not hold the module of entry point "
+            f"{entry_point!r} (looked for {rel}.py and {rel}/__init__.py)"
+        )
     return root
 
 

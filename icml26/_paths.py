@@ -10,7 +10,9 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def cache_dir(*parts: str) -> Path:
@@ -33,7 +35,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     never sees half a file, and a failed write leaves nothing behind."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}")
+    fd, name = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}"
+    )
     os.close(fd)
     tmp = Path(name)
     tmp.unlink()  # the writer creates it (some writers refuse an existing file or want a folder)
@@ -48,3 +52,26 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
         elif tmp.exists():
             tmp.unlink()
     return target
+
+
+def cached(
+    path: str | os.PathLike[str],
+    make: Callable[[], T],
+    load: Callable[[Path], T],
+    save: Callable[[T, Path], Any],
+) -> T:
+    """The value cached at ``path``: ``load(path)`` when the file is there and readable, else
+    ``make()``, written with ``save(value, tmp)`` through :func:`atomic_write` (a corrupt or
+    unreadable entry is regenerated). Every family's generated data go through this."""
+    target = Path(path)
+    if target.exists():
+        try:
+            return load(target)
+        except (ValueError, OSError, KeyError, EOFError):
+            if target.is_dir():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+    value = make()
+    atomic_write(target, lambda tmp: save(value, tmp))
+    return value

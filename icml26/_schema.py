@@ -24,7 +24,8 @@ VERSION_TABLE = "icml26_schema_version"
 
 _md = sa.MetaData()
 version_table = sa.Table(
-    VERSION_TABLE, _md,
+    VERSION_TABLE,
+    _md,
     sa.Column("component", sa.String(64), primary_key=True),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
@@ -56,8 +57,9 @@ def schema_version(engine: sa.Engine, component: str) -> int:
     if not sa.inspect(engine).has_table(VERSION_TABLE):
         return 0
     with engine.connect() as conn:
-        row = conn.execute(sa.select(version_table.c.version)
-                           .where(version_table.c.component == component)).first()
+        row = conn.execute(
+            sa.select(version_table.c.version).where(version_table.c.component == component)
+        ).first()
     return 0 if row is None else int(row[0])
 
 
@@ -75,22 +77,30 @@ def migrate(engine: sa.Engine, component: str, migrations: Sequence[Migration]) 
             _md.create_all(engine)
             with engine.begin() as conn:
                 return _migrate_in(conn, component, migrations, latest)
-        except (sa.exc.IntegrityError, sa.exc.ProgrammingError):  # lost a race creating the table
-            if attempt == 2:                                          # or the row: try again
-                raise
         except sa.exc.DBAPIError as e:
-            if not _read_only(e):
+            if _read_only(e):
+                warnings.warn(
+                    f"the {component} store at {engine.url.render_as_string(hide_password=True)} "
+                    f"is read-only: left at schema version {current} (this code's is {latest}); "
+                    "open it writable once to migrate it",
+                    stacklevel=2,
+                )
+                return current
+            if attempt == 2 or not _lost_race(e):
                 raise
-            warnings.warn(f"the {component} store at {engine.url.render_as_string(hide_password=True)} "
-                          f"is read-only: left at schema version {current} (this code's is {latest}); "
-                          "open it writable once to migrate it", stacklevel=2)
-            return current
     raise AssertionError("unreachable")
 
 
 def _newer(component: str, current: int, latest: int) -> RuntimeError:
-    return RuntimeError(f"the {component} store has schema version {current}, newer than this "
-                        f"code's {latest}: upgrade icml26 to open it")
+    return RuntimeError(
+        f"the {component} store has schema version {current}, newer than this "
+        f"code's {latest}: upgrade icml26 to open it"
+    )
+
+
+def _lost_race(e: sa.exc.DBAPIError) -> bool:
+    """Another opener created the version table or row first (retrying then finds it)."""
+    return isinstance(e, sa.exc.IntegrityError) or "already exists" in str(e.orig).lower()
 
 
 def _read_only(e: sa.exc.DBAPIError) -> bool:
@@ -100,22 +110,29 @@ def _read_only(e: sa.exc.DBAPIError) -> bool:
     return "readonly" in text or "read-only" in text
 
 
-def _migrate_in(conn: sa.Connection, component: str, migrations: Sequence[Migration], latest: int) -> int:
+def _migrate_in(
+    conn: sa.Connection, component: str, migrations: Sequence[Migration], latest: int
+) -> int:
     t = version_table
     # Write first: SQLite takes its write lock and PostgreSQL a row lock before anything is
     # read, so concurrent openers migrate one after the other (the second finds nothing to do).
-    found = conn.execute(sa.update(t).where(t.c.component == component)
-                         .values(version=t.c.version)).rowcount
+    found = conn.execute(
+        sa.update(t).where(t.c.component == component).values(version=t.c.version)
+    ).rowcount
     if not found:
         conn.execute(sa.insert(t).values(component=component, version=0, updated_at=_now()))
-    current = int(conn.execute(sa.select(t.c.version).where(t.c.component == component)).scalar_one())
+    current = int(
+        conn.execute(sa.select(t.c.version).where(t.c.component == component)).scalar_one()
+    )
     if current > latest:  # upgraded meanwhile by newer code
         raise _newer(component, current, latest)
     if current == latest:
         return current
     for m in migrations[current:]:
         m.upgrade(conn)
-    conn.execute(sa.update(t).where(t.c.component == component).values(version=latest, updated_at=_now()))
+    conn.execute(
+        sa.update(t).where(t.c.component == component).values(version=latest, updated_at=_now())
+    )
     return latest
 
 
@@ -125,5 +142,7 @@ def add_column_if_missing(conn: sa.Connection, table: str, column: sa.Column) ->
     if column.name in {c["name"] for c in sa.inspect(conn).get_columns(table)}:
         return False
     ddl = sa.schema.CreateColumn(column).compile(dialect=conn.dialect)
-    conn.execute(sa.text(f"ALTER TABLE {conn.dialect.identifier_preparer.quote(table)} ADD COLUMN {ddl}"))
+    conn.execute(
+        sa.text(f"ALTER TABLE {conn.dialect.identifier_preparer.quote(table)} ADD COLUMN {ddl}")
+    )
     return True

@@ -63,9 +63,19 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     else:
         rows = [["task", "version", "env", "primary metric", "budget", "seeds"]]
         for t in benchmarks.list_tasks(args.family):
-            budget = ", ".join(f"{k}={v}" for k, v in t.budget.to_dict().items() if v not in (None, {}))
-            rows.append([t.id, f"v{t.version}", t.env_id, f"{t.primary_metric} ({t.primary.direction})",
-                         budget, ",".join(map(str, t.seeds))])
+            budget = ", ".join(
+                f"{k}={v}" for k, v in t.budget.to_dict().items() if v not in (None, {})
+            )
+            rows.append(
+                [
+                    t.id,
+                    f"v{t.version}",
+                    t.env_id,
+                    f"{t.primary_metric} ({t.primary.direction})",
+                    budget,
+                    ",".join(map(str, t.seeds)),
+                ]
+            )
     print_rows(rows)
     return 0
 
@@ -84,7 +94,9 @@ def _finish(results: list[Any], args: argparse.Namespace) -> int:
     for r in failed:
         last = (r.traceback or "").strip().splitlines()[-1:] or [""]
         print(f"FAILED {r.task_id} {r.agent_name} seed={r.seed}: {last[0]}", file=sys.stderr)
-    print(f"{len(results) - len(failed)} finished, {len(failed)} failed; store: {args.store or 'default'}")
+    print(
+        f"{len(results) - len(failed)} finished, {len(failed)} failed; store: {args.store or 'default'}"
+    )
     if getattr(args, "out", None):
         from icml26.leaderboards.bundle import write_bundles
 
@@ -119,11 +131,15 @@ def _check_agent(name: str, kwargs: dict[str, Any]) -> None:
         accepted = accepted_kwargs(cls)
         bad = sorted(set(kwargs) - set(accepted)) if accepted is not None else []
         hint = (f"; unknown kwarg(s) {', '.join(bad)}" if bad else "") + (
-            f"; {spec.entry_point} accepts: {', '.join(accepted) or '(no kwargs)'}" if accepted is not None else "")
+            f"; {spec.entry_point} accepts: {', '.join(accepted) or '(no kwargs)'}"
+            if accepted is not None
+            else ""
+        )
         raise UsageError(f"--agent {name}: {e}{hint}") from None
     except Exception as e:  # the constructor rejected a value: say so before running anything
-        raise UsageError(f"--agent {name}: constructing it with {kwargs} raised "
-                         f"{type(e).__name__}: {e}") from None
+        raise UsageError(
+            f"--agent {name}: constructing it with {kwargs} raised {type(e).__name__}: {e}"
+        ) from None
 
 
 def _bundle_source(args: argparse.Namespace) -> dict[str, Any]:
@@ -172,9 +188,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_agent(args.agent, kwargs)  # every usage mistake fails here, before any trial
     _check_bundle_source(args)
     specs = benchmarks.trials_for(task, args.agent, seeds, kwargs)
-    results = benchmarks.run(specs, store=_store_arg(args), executor=args.executor,
-                             workers=args.workers, rerun=args.rerun,
-                             executor_options=_executor_options(args), trial_timeout=args.trial_timeout)
+    results = benchmarks.run(
+        specs,
+        store=_store_arg(args),
+        executor=args.executor,
+        workers=args.workers,
+        rerun=args.rerun,
+        executor_options=_executor_options(args),
+        trial_timeout=args.trial_timeout,
+    )
     return _finish(results, args)
 
 
@@ -196,14 +218,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     specs = []
     for e in _suite_entries(args.suite, args.family):
         task = benchmarks.get_task(e.task)
-        seeds = as_seed_list(args.seeds) if args.seeds else (e.seeds if e.seeds is not None else task.seeds)
+        seeds = (
+            as_seed_list(args.seeds)
+            if args.seeds
+            else (e.seeds if e.seeds is not None else task.seeds)
+        )
         for agent, kw in e.agents.items():
             specs.extend(benchmarks.trials_for(task, agent, seeds, kw))
     print(f"suite {args.suite!r}: {len(specs)} trials", file=sys.stderr)
     _cwd_importable()
-    results = benchmarks.run(specs, store=_store_arg(args), executor=args.executor,
-                             workers=args.workers, rerun=args.rerun,
-                             executor_options=_executor_options(args), trial_timeout=args.trial_timeout)
+    results = benchmarks.run(
+        specs,
+        store=_store_arg(args),
+        executor=args.executor,
+        workers=args.workers,
+        rerun=args.rerun,
+        executor_options=_executor_options(args),
+        trial_timeout=args.trial_timeout,
+    )
     return _finish(results, args)
 
 
@@ -219,17 +251,29 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
-_RAY_OPTIONS = {"ray_address": "address", "cpus_per_trial": "cpus_per_trial",
-                "gpus_per_trial": "gpus_per_trial"}
+_RAY_OPTIONS = {
+    "ray_address": "address",
+    "cpus_per_trial": "cpus_per_trial",
+    "gpus_per_trial": "gpus_per_trial",
+}
 
 
 def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
-    given = {opt: getattr(args, dest) for dest, opt in _RAY_OPTIONS.items()
-             if getattr(args, dest, None) is not None}
+    given = {
+        opt: getattr(args, dest)
+        for dest, opt in _RAY_OPTIONS.items()
+        if getattr(args, dest, None) is not None
+    }
     if args.executor != "ray":
         if given:
-            flags = ", ".join("--" + d.replace("_", "-") for d in _RAY_OPTIONS if getattr(args, d, None) is not None)
-            raise UsageError(f"{flags} only apply to --executor ray (got --executor {args.executor})")
+            flags = ", ".join(
+                "--" + d.replace("_", "-")
+                for d in _RAY_OPTIONS
+                if getattr(args, d, None) is not None
+            )
+            raise UsageError(
+                f"{flags} only apply to --executor ray (got --executor {args.executor})"
+            )
         return {}
     from icml26._entry_points import require
 
@@ -245,34 +289,70 @@ def _trial_timeout(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0, or 'inf'), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected seconds (a number > 0, or 'inf'), got {text!r}"
+        ) from None
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0 (or 'inf' for no limit), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected seconds > 0 (or 'inf' for no limit), got {text!r}"
+        )
     return value
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)")
-    p.add_argument("--store", help="results store: a SQLite path or a database URL "
-                   "(default: $ICML26_STORE or results/icml26.db)")
+    p.add_argument(
+        "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
+    )
+    p.add_argument(
+        "--store",
+        help="results store: a SQLite path or a database URL "
+        "(default: $ICML26_STORE or results/icml26.db)",
+    )
     p.add_argument("--executor", default="local", help="local (default), process or ray")
-    p.add_argument("--workers", type=int, default=1, help="parallel trials for the process executor "
-                   "(ray: CPUs of the local Ray instance it starts when no --ray-address is given)")
-    p.add_argument("--ray-address", help="with --executor ray: the cluster to use, e.g. 'auto' or "
-                   "'ray://head:10001' (default: start a local Ray instance)")
-    p.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs each trial asks for (default 1)")
-    p.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs each trial asks for (default 0)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="parallel trials for the process executor "
+        "(ray: CPUs of the local Ray instance it starts when no --ray-address is given)",
+    )
+    p.add_argument(
+        "--ray-address",
+        help="with --executor ray: the cluster to use, e.g. 'auto' or "
+        "'ray://head:10001' (default: start a local Ray instance)",
+    )
+    p.add_argument(
+        "--cpus-per-trial",
+        type=float,
+        help="with --executor ray: CPUs each trial asks for (default 1)",
+    )
+    p.add_argument(
+        "--gpus-per-trial",
+        type=float,
+        help="with --executor ray: GPUs each trial asks for (default 0)",
+    )
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
-    p.add_argument("--trial-timeout", type=_trial_timeout, metavar="SECONDS",
-                   help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
-                   "and stored FAILED (default: the task's, see docs/scaling.md)")
-    p.add_argument("--out", metavar="FILE", help="also write a leaderboard submission bundle (JSON): "
-                   "FILE for one agent, FILE's name plus .<agent> per agent otherwise")
+    p.add_argument(
+        "--trial-timeout",
+        type=_trial_timeout,
+        metavar="SECONDS",
+        help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
+        "and stored FAILED (default: the task's, see docs/scaling.md)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also write a leaderboard submission bundle (JSON): "
+        "FILE for one agent, FILE's name plus .<agent> per agent otherwise",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="icml26", description="icml26-gym: environments, agents, "
-                                     "benchmarks and leaderboards for ICML 2026 methods")
+    parser = argparse.ArgumentParser(
+        prog="icml26",
+        description="icml26-gym: environments, agents, "
+        "benchmarks and leaderboards for ICML 2026 methods",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -290,14 +370,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("run", help="run one agent on one task over seeds")
-    p.add_argument("--task", required=True, help="task id, e.g. tutorial/point-reach (see `icml26 tasks`)")
-    p.add_argument("--agent", required=True, help="agent name (see `icml26 agents`) or package.module:Class")
+    p.add_argument(
+        "--task", required=True, help="task id, e.g. tutorial/point-reach (see `icml26 tasks`)"
+    )
+    p.add_argument(
+        "--agent", required=True, help="agent name (see `icml26 agents`) or package.module:Class"
+    )
     p.add_argument("--agent-kwargs", help="JSON object of agent constructor kwargs")
     _add_run_options(p)
-    p.add_argument("--agent-path", metavar="DIR", help="with --out: the directory a verifier puts on "
-                   "sys.path to import your agent (default: found from the entry point)")
-    p.add_argument("--agent-requirement", metavar="REQ", help="with --out: the pip requirement that "
-                   "provides your agent, e.g. 'mypkg==1.0' (default: its installed distribution)")
+    p.add_argument(
+        "--agent-path",
+        metavar="DIR",
+        help="with --out: the directory a verifier puts on "
+        "sys.path to import your agent (default: found from the entry point)",
+    )
+    p.add_argument(
+        "--agent-requirement",
+        metavar="REQ",
+        help="with --out: the pip requirement that "
+        "provides your agent, e.g. 'mypkg==1.0' (default: its installed distribution)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("bench", help="run a named suite (smoke, full) and print the tables")

@@ -199,7 +199,9 @@ class Task:
         for m in self.metrics:
             if m.name == name:
                 return m
-        raise KeyError(f"Task {self.id!r} has no metric {name!r}; it has {[m.name for m in self.metrics]}")
+        raise KeyError(
+            f"Task {self.id!r} has no metric {name!r}; it has {[m.name for m in self.metrics]}"
+        )
 
     @property
     def primary(self) -> Metric:
@@ -291,8 +293,14 @@ class TrialResult:
     @property
     def key(self) -> str:
         """Identity of the trial: task, version, definition hash, agent, agent config and seed."""
-        return trial_key(self.task_id, self.task_version, self.agent_name, self.agent_kwargs, self.seed,
-                         self.task_hash)
+        return trial_key(
+            self.task_id,
+            self.task_version,
+            self.agent_name,
+            self.agent_kwargs,
+            self.seed,
+            self.task_hash,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -321,7 +329,11 @@ class TrialResult:
 
 
 def trial_key(
-    task_id: str, task_version: int, agent_name: str, agent_kwargs: Mapping[str, Any], seed: int,
+    task_id: str,
+    task_version: int,
+    agent_name: str,
+    agent_kwargs: Mapping[str, Any],
+    seed: int,
     task_hash: str = "",
 ) -> str:
     """``task@vN~<definition hash>|agent#<config hash>|seed=S``; without a hash (results stored
@@ -399,7 +411,9 @@ def _known_fields(cls: type, d: Mapping[str, Any], what: str) -> dict[str, Any]:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(d) - names)
     if unknown:
-        raise ValueError(f"{what}: unknown field(s) {unknown}; expected a subset of {sorted(names)}")
+        raise ValueError(
+            f"{what}: unknown field(s) {unknown}; expected a subset of {sorted(names)}"
+        )
     return dict(d)
 
 

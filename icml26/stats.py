@@ -62,8 +62,16 @@ class Interval(_IntervalBase):
     n: int = 0
     method: str = ""
 
-    def __new__(cls, estimate: float, low: float, high: float, *, note: str = "", n: int = 0,
-                method: str = "") -> Interval:
+    def __new__(
+        cls,
+        estimate: float,
+        low: float,
+        high: float,
+        *,
+        note: str = "",
+        n: int = 0,
+        method: str = "",
+    ) -> Interval:
         self = super().__new__(cls, float(estimate), float(low), float(high))
         self.note, self.n, self.method = note, int(n), method
         return self
@@ -100,8 +108,18 @@ class PairedResult(_PairedBase):
     p_method: str = ""
     min_p: float = 0.0
 
-    def __new__(cls, diff: float, low: float, high: float, p_value: float, n: int, *,
-                note: str = "", p_method: str = "", min_p: float = 0.0) -> PairedResult:
+    def __new__(
+        cls,
+        diff: float,
+        low: float,
+        high: float,
+        p_value: float,
+        n: int,
+        *,
+        note: str = "",
+        p_method: str = "",
+        min_p: float = 0.0,
+    ) -> PairedResult:
         self = super().__new__(cls, float(diff), float(low), float(high), float(p_value), int(n))
         self.note, self.p_method, self.min_p = note, p_method, float(min_p)
         return self
@@ -120,7 +138,9 @@ def _values(name: str, values: ArrayLike) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float).ravel()
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name}: expected a sequence of numbers, got {type(values).__name__}") from exc
+        raise TypeError(
+            f"{name}: expected a sequence of numbers, got {type(values).__name__}"
+        ) from exc
     if arr.size == 0:
         raise ValueError(f"{name}: no values")
     if not np.all(np.isfinite(arr)):
@@ -135,13 +155,16 @@ def _confidence(name: str, confidence: float) -> float:
 
 
 def _resamples(name: str, n_resamples: int | None, reps: int | None, default: int) -> int:
-    n = default if n_resamples is None and reps is None else int(n_resamples if n_resamples is not None else reps)  # type: ignore[arg-type]
+    given = n_resamples if n_resamples is not None else reps
+    n = default if given is None else int(given)
     if n < 1:
         raise ValueError(f"{name}: n_resamples must be >= 1, got {n}")
     return n
 
 
-def _clip(iv: tuple[float, float, float], bounds: tuple[float, float] | None) -> tuple[tuple[float, float, float], bool]:
+def _clip(
+    iv: tuple[float, float, float], bounds: tuple[float, float] | None
+) -> tuple[tuple[float, float, float], bool]:
     if bounds is None:
         return iv, False
     lo_b, hi_b = float(bounds[0]), float(bounds[1])
@@ -150,8 +173,15 @@ def _clip(iv: tuple[float, float, float], bounds: tuple[float, float] | None) ->
     return clipped, clipped != iv
 
 
-def _scipy_bootstrap(arr: np.ndarray, stat: Callable[..., Any], *, confidence: float, n_resamples: int,
-                     seed: int, method: str) -> tuple[float, float, str]:
+def _scipy_bootstrap(
+    arr: np.ndarray,
+    stat: Callable[..., Any],
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    method: str,
+) -> tuple[float, float, str]:
     """BCa (or percentile) bounds from ``scipy.stats.bootstrap``; falls back to the percentile
     interval when BCa is undefined (a degenerate jackknife), naming the method actually used."""
     from scipy import stats
@@ -160,8 +190,15 @@ def _scipy_bootstrap(arr: np.ndarray, stat: Callable[..., Any], *, confidence: f
     for m in (scipy_method, "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = stats.bootstrap((arr,), stat, n_resamples=n_resamples, confidence_level=confidence,
-                                  method=m, vectorized=True, rng=np.random.default_rng(seed))
+            res = stats.bootstrap(
+                (arr,),
+                stat,
+                n_resamples=n_resamples,
+                confidence_level=confidence,
+                method=m,
+                vectorized=True,
+                rng=np.random.default_rng(seed),
+            )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(lo) and math.isfinite(hi):
             return lo, hi, m
@@ -182,7 +219,7 @@ def _trim_mean_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
     a = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
     n = a.shape[-1]
     k = int(0.25 * n)
-    return np.sort(a, axis=-1)[..., k:n - k].mean(axis=-1)
+    return np.sort(a, axis=-1)[..., k : n - k].mean(axis=-1)
 
 
 def _mean_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -194,8 +231,16 @@ def _median_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- single-sample intervals
-def iqm_ci(values: ArrayLike, *, confidence: float = 0.95, n_resamples: int | None = None, seed: int = 0,
-           method: str = "bca", bounds: tuple[float, float] | None = None, reps: int | None = None) -> Interval:
+def iqm_ci(
+    values: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    method: str = "bca",
+    bounds: tuple[float, float] | None = None,
+    reps: int | None = None,
+) -> Interval:
     """IQM of per-unit values (seeds, datasets) with a BCa bootstrap interval.
 
     For n < 4 nothing is trimmed (the IQM is the mean) and the interval is Student-t's, since a
@@ -212,13 +257,18 @@ def iqm_ci(values: ArrayLike, *, confidence: float = 0.95, n_resamples: int | No
     if arr.size == 1:
         return Interval(est, est, est, note="n=1: no interval", n=1, method="none")
     if np.all(arr == arr[0]):
-        return Interval(est, est, est, note=f"all {arr.size} values equal", n=arr.size, method="none")
+        return Interval(
+            est, est, est, note=f"all {arr.size} values equal", n=arr.size, method="none"
+        )
     if arr.size < 4:
         iv = mean_ci(arr, confidence=conf, method="t", bounds=bounds)
-        note = f"n={arr.size}: IQM is the mean; Student-t interval" + (f"; {iv.note}" if iv.note else "")
+        note = f"n={arr.size}: IQM is the mean; Student-t interval" + (
+            f"; {iv.note}" if iv.note else ""
+        )
         return Interval(*iv, note=note, n=arr.size, method="t")
-    lo, hi, used = _scipy_bootstrap(arr, _trim_mean_stat, confidence=conf, n_resamples=n_res, seed=seed,
-                                    method=method)
+    lo, hi, used = _scipy_bootstrap(
+        arr, _trim_mean_stat, confidence=conf, n_resamples=n_res, seed=seed, method=method
+    )
     (est, lo, hi), clipped = _clip((est, lo, hi), bounds)
     notes = []
     if used != {"bca": "BCa"}.get(method, method):
@@ -228,8 +278,15 @@ def iqm_ci(values: ArrayLike, *, confidence: float = 0.95, n_resamples: int | No
     return Interval(est, lo, hi, note="; ".join(notes), n=arr.size, method=used)
 
 
-def mean_ci(values: ArrayLike, *, confidence: float = 0.95, method: str = "bca", seed: int = 0,
-            n_resamples: int | None = None, bounds: tuple[float, float] | None = None) -> Interval:
+def mean_ci(
+    values: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    method: str = "bca",
+    seed: int = 0,
+    n_resamples: int | None = None,
+    bounds: tuple[float, float] | None = None,
+) -> Interval:
     """Mean with a BCa bootstrap (``method="bca"``) or Student-t (``method="t"``) interval.
 
     ``bounds`` (the metric's range, e.g. ``(0, 1)`` for a rate) clips the interval, and the note
@@ -245,7 +302,9 @@ def mean_ci(values: ArrayLike, *, confidence: float = 0.95, method: str = "bca",
     if arr.size == 1:
         return Interval(m, m, m, note="n=1: no interval", n=1, method="none")
     if np.all(arr == arr[0]):
-        return Interval(m, m, m, note=f"all {arr.size} values equal (zero variance)", n=arr.size, method="none")
+        return Interval(
+            m, m, m, note=f"all {arr.size} values equal (zero variance)", n=arr.size, method="none"
+        )
     notes = []
     if method in ("bca", "percentile") and arr.size < 4:
         notes.append(f"n={arr.size}: too few for a bootstrap, Student-t used")
@@ -253,11 +312,14 @@ def mean_ci(values: ArrayLike, *, confidence: float = 0.95, method: str = "bca",
     if method == "t":
         from scipy import stats
 
-        half = float(stats.t.ppf(0.5 + conf / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
+        half = float(
+            stats.t.ppf(0.5 + conf / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size)
+        )
         lo, hi, used = m - half, m + half, "t"
     else:
-        lo, hi, used = _scipy_bootstrap(arr, _mean_stat, confidence=conf, n_resamples=n_res, seed=seed,
-                                        method=method)
+        lo, hi, used = _scipy_bootstrap(
+            arr, _mean_stat, confidence=conf, n_resamples=n_res, seed=seed, method=method
+        )
         if used != {"bca": "BCa"}.get(method, method):
             notes.append(f"{method} undefined, {used} used")
     (m, lo, hi), clipped = _clip((m, lo, hi), bounds)
@@ -266,9 +328,16 @@ def mean_ci(values: ArrayLike, *, confidence: float = 0.95, method: str = "bca",
     return Interval(m, lo, hi, note="; ".join(notes), n=arr.size, method=used)
 
 
-def bootstrap_ci(values: ArrayLike, statistic: Callable[[np.ndarray], float] = np.mean, *,
-                 n_resamples: int | None = None, seed: int = 0, confidence: float = 0.95,
-                 method: str = "bca", reps: int | None = None) -> Interval:
+def bootstrap_ci(
+    values: ArrayLike,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    method: str = "bca",
+    reps: int | None = None,
+) -> Interval:
     """Bootstrap interval of any ``statistic`` over the first axis (units = rows).
 
     1-D values: BCa (``scipy.stats.bootstrap``, falling back to percentile when BCa is
@@ -294,8 +363,15 @@ def bootstrap_ci(values: ArrayLike, statistic: Callable[[np.ndarray], float] = n
         for m in ({"bca": "BCa"}.get(method, method), "percentile"):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = stats.bootstrap((arr,), lambda v: statistic(v), n_resamples=n_res, confidence_level=conf,
-                                      method=m, vectorized=False, rng=np.random.default_rng(seed))
+                res = stats.bootstrap(
+                    (arr,),
+                    lambda v: statistic(v),
+                    n_resamples=n_res,
+                    confidence_level=conf,
+                    method=m,
+                    vectorized=False,
+                    rng=np.random.default_rng(seed),
+                )
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
             if math.isfinite(lo) and math.isfinite(hi):
                 note = "" if m.lower() == method else f"{method} undefined, {m} used"
@@ -304,8 +380,14 @@ def bootstrap_ci(values: ArrayLike, statistic: Callable[[np.ndarray], float] = n
     boots = np.array([statistic(arr[i]) for i in idx], dtype=float)
     alpha = (1 - conf) / 2
     lo, hi = np.quantile(boots, [alpha, 1 - alpha])
-    return Interval(est, lo, hi, note="percentile bootstrap over rows" if arr.ndim > 1 else "",
-                    n=n, method="percentile")
+    return Interval(
+        est,
+        lo,
+        hi,
+        note="percentile bootstrap over rows" if arr.ndim > 1 else "",
+        n=n,
+        method="percentile",
+    )
 
 
 # ----------------------------------------------------------------------------- rates
@@ -350,8 +432,9 @@ def clopper_pearson_ci(successes: int, n: int, confidence: float = 0.95) -> Inte
 
 
 # ----------------------------------------------------------------------------- paired designs
-def _sign_flip_p(d: np.ndarray, stat: Callable[..., np.ndarray], n_resamples: int,
-                 rng: np.random.Generator) -> tuple[float, str]:
+def _sign_flip_p(
+    d: np.ndarray, stat: Callable[..., np.ndarray], n_resamples: int, rng: np.random.Generator
+) -> tuple[float, str]:
     """Two-sided sign-flip permutation p of H0 "d is symmetric about 0", statistic |stat(d)|.
 
     Exact (all 2**n flips) for n <= EXACT_MAX_N, else Monte-Carlo with the +1 correction
@@ -373,8 +456,15 @@ def _sign_flip_p(d: np.ndarray, stat: Callable[..., np.ndarray], n_resamples: in
     return (count + 1) / (n_resamples + 1), "monte-carlo"
 
 
-def paired_test(a: ArrayLike, b: ArrayLike, *, statistic: str = "mean", confidence: float = 0.95,
-                n_resamples: int = 10000, seed: int = 0) -> PairedResult:
+def paired_test(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    statistic: str = "mean",
+    confidence: float = 0.95,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> PairedResult:
     """Compare paired values (same seeds/datasets/problems, same order): ``a - b``.
 
     Interval: BCa paired bootstrap (resampling pairs) of the mean (or median) difference.
@@ -387,7 +477,9 @@ def paired_test(a: ArrayLike, b: ArrayLike, *, statistic: str = "mean", confiden
     conf = _confidence("paired_test", confidence)
     x, y = _values("paired_test(a)", a), _values("paired_test(b)", b)
     if x.shape != y.shape:
-        raise ValueError(f"paired_test: a and b must have the same length (paired), got {x.size} and {y.size}")
+        raise ValueError(
+            f"paired_test: a and b must have the same length (paired), got {x.size} and {y.size}"
+        )
     stat = _mean_stat if statistic == "mean" else _median_stat
     d = x - y
     n = d.size
@@ -396,11 +488,13 @@ def paired_test(a: ArrayLike, b: ArrayLike, *, statistic: str = "mean", confiden
     rng = np.random.default_rng(seed)
     notes = []
     if np.all(d == 0):
-        return PairedResult(0.0, 0.0, 0.0, 1.0, n, note="all differences are zero", p_method="exact",
-                            min_p=min_p)
+        return PairedResult(
+            0.0, 0.0, 0.0, 1.0, n, note="all differences are zero", p_method="exact", min_p=min_p
+        )
     if n == 1:
-        return PairedResult(diff, diff, diff, 1.0, 1, note="n=1: no interval, no test", p_method="exact",
-                            min_p=1.0)
+        return PairedResult(
+            diff, diff, diff, 1.0, 1, note="n=1: no interval, no test", p_method="exact", min_p=1.0
+        )
     p, p_method = _sign_flip_p(d, stat, n_resamples, rng)
     if np.all(d == d[0]):
         lo = hi = diff
@@ -416,12 +510,20 @@ def paired_test(a: ArrayLike, b: ArrayLike, *, statistic: str = "mean", confiden
             lo, hi = float(d.min()), float(d.max())
             notes.append(f"n={n}: interval is the range of differences")
     else:
-        lo, hi, used = _scipy_bootstrap(d, stat, confidence=conf, n_resamples=min(n_resamples, 10000),
-                                        seed=int(rng.integers(2**63)), method="bca")
+        lo, hi, used = _scipy_bootstrap(
+            d,
+            stat,
+            confidence=conf,
+            n_resamples=min(n_resamples, 10000),
+            seed=int(rng.integers(2**63)),
+            method="bca",
+        )
         if used != "BCa":
             notes.append(f"BCa undefined, {used} used")
     if min_p >= 0.05:
-        notes.append(f"n={n}: smallest attainable p is {min_p:.3g}, a difference is not detectable at this n")
+        notes.append(
+            f"n={n}: smallest attainable p is {min_p:.3g}, a difference is not detectable at this n"
+        )
     return PairedResult(diff, lo, hi, p, n, note="; ".join(notes), p_method=p_method, min_p=min_p)
 
 
@@ -433,12 +535,16 @@ def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> float:
     x = np.asarray(a_correct).ravel()
     y = np.asarray(b_correct).ravel()
     if x.shape != y.shape:
-        raise ValueError(f"mcnemar_exact: a and b must have the same length, got {x.size} and {y.size}")
+        raise ValueError(
+            f"mcnemar_exact: a and b must have the same length, got {x.size} and {y.size}"
+        )
     if x.size == 0:
         raise ValueError("mcnemar_exact: no pairs")
     for name, v in (("a_correct", x), ("b_correct", y)):
         if not np.all(np.isin(v, (0, 1, True, False))):
-            raise ValueError(f"mcnemar_exact: {name} must hold 0/1 or booleans, got values {np.unique(v).tolist()}")
+            raise ValueError(
+                f"mcnemar_exact: {name} must hold 0/1 or booleans, got values {np.unique(v).tolist()}"
+            )
     x, y = x.astype(bool), y.astype(bool)
     b = int(np.sum(x & ~y))
     c = int(np.sum(~x & y))
@@ -464,9 +570,13 @@ def holm(p_values: ArrayLike) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- across runs and tasks
-def interval_estimates(scores: Mapping[str, np.ndarray], func: Callable[[np.ndarray], np.ndarray],
-                       reps: int = 2000, seed: int = 0, confidence: float = 0.95,
-                       ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def interval_estimates(
+    scores: Mapping[str, np.ndarray],
+    func: Callable[[np.ndarray], np.ndarray],
+    reps: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Stratified bootstrap (runs resampled independently within each task, as in rliable).
 
     ``scores[name]`` has shape (runs, tasks); ``func`` maps such an array to a 1-D array of
@@ -479,7 +589,9 @@ def interval_estimates(scores: Mapping[str, np.ndarray], func: Callable[[np.ndar
     for i, (name, s) in enumerate(scores.items()):
         arr = np.asarray(s, dtype=float)
         if arr.ndim != 2 or arr.shape[0] == 0:
-            raise ValueError(f"interval_estimates: scores[{name!r}] must have shape (runs, tasks), got {arr.shape}")
+            raise ValueError(
+                f"interval_estimates: scores[{name!r}] must have shape (runs, tasks), got {arr.shape}"
+            )
         rng = np.random.default_rng([seed, i])
         runs, tasks = arr.shape
         point = np.atleast_1d(np.asarray(func(arr), dtype=float))
@@ -506,20 +618,36 @@ def _poi(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return gt + 0.5 * eq
 
 
-def probability_of_improvement(x: ArrayLike, y: ArrayLike, *, n_resamples: int | None = None, seed: int = 0,
-                               confidence: float = 0.95, reps: int | None = None) -> Interval:
+def probability_of_improvement(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    reps: int | None = None,
+) -> Interval:
     """P(X > Y) (Mann-Whitney, ties count half) of two algorithms' runs, higher is better, with
     a percentile interval from an independent bootstrap of each side."""
-    xa, ya = _values("probability_of_improvement(x)", x), _values("probability_of_improvement(y)", y)
+    xa, ya = (
+        _values("probability_of_improvement(x)", x),
+        _values("probability_of_improvement(y)", y),
+    )
     conf = _confidence("probability_of_improvement", confidence)
     n_res = _resamples("probability_of_improvement", n_resamples, reps, 2000)
     est = float(_poi(xa[None], ya[None])[0])
     if min(xa.size, ya.size) < 2:
-        return Interval(est, est, est, note="fewer than 2 runs on a side: no interval",
-                        n=min(xa.size, ya.size), method="none")
+        return Interval(
+            est,
+            est,
+            est,
+            note="fewer than 2 runs on a side: no interval",
+            n=min(xa.size, ya.size),
+            method="none",
+        )
     rng = np.random.default_rng(seed)
     boots = []
-    chunk = max(1, min(500, 4_000_000 // (xa.size * ya.size)))     # bounds the (b, nx, ny) comparison
+    chunk = max(1, min(500, 4_000_000 // (xa.size * ya.size)))  # bounds the (b, nx, ny) comparison
     for start in range(0, n_res, chunk):
         b = min(chunk, n_res - start)
         bx = xa[rng.integers(0, xa.size, size=(b, xa.size))]
@@ -546,11 +674,21 @@ def paired_comparison(a: ArrayLike, b: ArrayLike, seed: int = 0) -> dict[str, An
         raise ValueError(f"paired_comparison: shapes differ, {x.shape} vs {y.shape}")
     r = paired_test(x, y, seed=seed)
     d = x - y
-    out: dict[str, Any] = {"n": r.n, "mean_diff": r.diff, "ci_low": r.low, "ci_high": r.high,
-                           "p_value": r.p_value, "p_method": r.p_method, "min_p": r.min_p, "note": r.note}
+    out: dict[str, Any] = {
+        "n": r.n,
+        "mean_diff": r.diff,
+        "ci_low": r.low,
+        "ci_high": r.high,
+        "p_value": r.p_value,
+        "p_method": r.p_method,
+        "min_p": r.min_p,
+        "note": r.note,
+    }
     if d.size >= 2 and np.any(d != d[0]):
         out["t_pvalue"] = float(stats.ttest_rel(x, y).pvalue)
     else:
         out["t_pvalue"] = float("nan") if np.all(d == 0) or d.size < 2 else 0.0
-    out["wilcoxon_pvalue"] = float(stats.wilcoxon(x, y).pvalue) if d.size >= 2 and np.any(d != 0) else float("nan")
+    out["wilcoxon_pvalue"] = (
+        float(stats.wilcoxon(x, y).pvalue) if d.size >= 2 and np.any(d != 0) else float("nan")
+    )
     return out

@@ -49,11 +49,24 @@ def synthetic_smoke_store(path: Path, seed_factor: int = 1, seed: int = 0) -> in
                     for m in task.metrics:
                         lo = m.lower if math.isfinite(m.lower) else -10.0
                         hi = m.upper if math.isfinite(m.upper) else lo + 20.0
-                        metrics[m.name] = float(np.clip(lo + (hi - lo) * (0.5 + 0.15 * (loc + rng.normal())), lo, hi))
-                    store.put(TrialResult(task.id, task.version, agent, "0", int(s), "FINISHED",
-                                          metrics=metrics, scores=[metrics[task.primary_metric]],
-                                          wall_time_s=1.0, agent_kwargs=dict(kwargs),
-                                          task_hash=task.definition_hash))
+                        metrics[m.name] = float(
+                            np.clip(lo + (hi - lo) * (0.5 + 0.15 * (loc + rng.normal())), lo, hi)
+                        )
+                    store.put(
+                        TrialResult(
+                            task.id,
+                            task.version,
+                            agent,
+                            "0",
+                            int(s),
+                            "FINISHED",
+                            metrics=metrics,
+                            scores=[metrics[task.primary_metric]],
+                            wall_time_s=1.0,
+                            agent_kwargs=dict(kwargs),
+                            task_hash=task.definition_hash,
+                        )
+                    )
                     n += 1
     return n
 
@@ -76,14 +89,24 @@ def time_aggregation(path: Path, repeats: int = 3) -> dict[str, Any]:
     # end to end, as a user sees it: a fresh `icml26 results --store` process (imports included)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "icml26.cli", "results", "--store", str(path)], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "icml26.cli", "results", "--store", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     cli = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cli_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return {"trials": len(results), "seconds": statistics.median(times), "cpu_seconds": statistics.median(cpu_times),
-            "read_seconds": statistics.median(read_times), "interval_cells": cells, "cli_seconds": cli,
-            "cli_cpu_seconds": cli_cpu}
+    return {
+        "trials": len(results),
+        "seconds": statistics.median(times),
+        "cpu_seconds": statistics.median(cpu_times),
+        "read_seconds": statistics.median(read_times),
+        "interval_cells": cells,
+        "cli_seconds": cli,
+        "cli_cpu_seconds": cli_cpu,
+    }
 
 
 def peer_ratio(path: Path, cells: int = 24) -> dict[str, Any] | None:
@@ -116,14 +139,22 @@ def peer_ratio(path: Path, cells: int = 24) -> dict[str, Any] | None:
         warnings.simplefilter("ignore")
         for v in vals:
             np.random.seed(0)
-            rly.get_interval_estimates({"x": v[:, None]}, lambda s: np.array([rmetrics.aggregate_iqm(s)]),
-                                       reps=2000)
+            rly.get_interval_estimates(
+                {"x": v[:, None]}, lambda s: np.array([rmetrics.aggregate_iqm(s)]), reps=2000
+            )
     np.random.set_state(state)
     peer = time.process_time() - c0
-    return {"cells": len(vals), "ours_cpu_s": ours, "rliable_cpu_s": peer, "ratio": peer / max(ours, 1e-9)}
+    return {
+        "cells": len(vals),
+        "ours_cpu_s": ours,
+        "rliable_cpu_s": peer,
+        "ratio": peer / max(ours, 1e-9),
+    }
 
 
-def measure_aggregation(tmp: Path, store: Path | None = None, repeats: int = 3) -> list[dict[str, Any]]:
+def measure_aggregation(
+    tmp: Path, store: Path | None = None, repeats: int = 3
+) -> list[dict[str, Any]]:
     """Time aggregation of the smoke-shaped store, the 10x store and optionally a real one."""
     print("\n== aggregation (read the store, IQM + 95% interval per cell, format the tables) ==")
     rows = []
@@ -134,19 +165,23 @@ def measure_aggregation(tmp: Path, store: Path | None = None, repeats: int = 3) 
         cases.append((f"synthetic smoke x{factor} ({n} trials)", p))
     if store is not None:
         cases.append((f"{store}", store))
-    peer = peer_ratio(cases[1][1])   # the 10x store: n = 20 per cell, so both sides bootstrap
+    peer = peer_ratio(cases[1][1])  # the 10x store: n = 20 per cell, so both sides bootstrap
     if peer is not None:
-        print(f"  per cell, {peer['cells']} cells of the 10x store (n=20, BCa): iqm_ci {peer['ours_cpu_s'] / peer['cells'] * 1e3:.1f} ms"
-              f" vs rliable stratified bootstrap {peer['rliable_cpu_s'] / peer['cells'] * 1e3:.0f} ms CPU "
-              f"({peer['ratio']:.0f}x)")
+        print(
+            f"  per cell, {peer['cells']} cells of the 10x store (n=20, BCa): iqm_ci {peer['ours_cpu_s'] / peer['cells'] * 1e3:.1f} ms"
+            f" vs rliable stratified bootstrap {peer['rliable_cpu_s'] / peer['cells'] * 1e3:.0f} ms CPU "
+            f"({peer['ratio']:.0f}x)"
+        )
         rows.append({"peer": peer})
     for name, p in cases:
         r = time_aggregation(p, repeats)
         r["store"] = name
         rows.append(r)
-        print(f"  {name}: aggregation {r['seconds']:.3f} s wall, {r['cpu_seconds']:.3f} s CPU (store read {r['read_seconds']:.3f} s; "
-              f"{r['interval_cells']} cells with an interval); `icml26 results` end to end "
-              f"{r['cli_seconds']:.2f} s wall, {r['cli_cpu_seconds']:.2f} s CPU")
+        print(
+            f"  {name}: aggregation {r['seconds']:.3f} s wall, {r['cpu_seconds']:.3f} s CPU (store read {r['read_seconds']:.3f} s; "
+            f"{r['interval_cells']} cells with an interval); `icml26 results` end to end "
+            f"{r['cli_seconds']:.2f} s wall, {r['cli_cpu_seconds']:.2f} s CPU"
+        )
     return rows
 
 

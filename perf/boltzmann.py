@@ -62,7 +62,11 @@ def new_context_per_sample(solvent: str) -> Callable[[np.ndarray], np.ndarray]:
         for i, xi in enumerate(x):
             ctx = make_context(system, openmm.VerletIntegrator(0.001), default_platform(solvent))
             ctx.setPositions(unit.Quantity(xi.reshape(22, 3).tolist(), unit.nanometer))
-            out[i] = ctx.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+            out[i] = (
+                ctx.getState(getEnergy=True)
+                .getPotentialEnergy()
+                .value_in_unit(unit.kilojoule_per_mole)
+            )
             del ctx
         return out
 
@@ -77,7 +81,11 @@ def reused_context_naive(solvent: str) -> Callable[[np.ndarray], np.ndarray]:
         out = np.empty(len(x))
         for i, xi in enumerate(x):
             ctx.setPositions(unit.Quantity(xi.reshape(22, 3).tolist(), unit.nanometer))
-            out[i] = ctx.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+            out[i] = (
+                ctx.getState(getEnergy=True)
+                .getPotentialEnergy()
+                .value_in_unit(unit.kilojoule_per_mole)
+            )
         return out
 
     run.ctx = ctx  # type: ignore[attr-defined]  # keep the Context alive
@@ -85,9 +93,13 @@ def reused_context_naive(solvent: str) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--n", type=int, default=2000, help="configurations per timed batch")
-    ap.add_argument("--n-new", type=int, default=100, help="configurations for the new-Context path")
+    ap.add_argument(
+        "--n-new", type=int, default=100, help="configurations for the new-Context path"
+    )
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -135,7 +147,9 @@ def main() -> None:
     omm2.close()
     med = {k: statistics.median(v) for k, v in rates.items()}
     new, reused = med["new Context per sample"], med["reused Context, naive loop"]
-    print(f"\nalanine dipeptide, vacuum, {args.n} configurations, median of {args.rounds} interleaved rounds")
+    print(
+        f"\nalanine dipeptide, vacuum, {args.n} configurations, median of {args.rounds} interleaved rounds"
+    )
     print(f"{'path':42s} {'energies/s':>12s} {'x new Context':>14s} {'x reused Context':>17s}")
     for k in paths:
         print(f"{k:42s} {med[k]:12.0f} {med[k] / new:14.1f} {med[k] / reused:17.2f}")

@@ -37,6 +37,7 @@ Runner = Callable[[int], int]  # runs >= n env steps, returns the env steps done
 def kinematic_single_env(ego: str = "idm", fast: bool = True) -> Runner:
     """``gym.make`` single env (with its wrappers), random actions drawn beforehand (the MetaDrive row
     steps a constant action, so neither row times an action sampler)."""
+
     def run(n: int) -> int:
         env = gym.make("icml26/ScenePilot-v0", scenario="all", ego=ego, phi="ttc")
         env.unwrapped.world.fast = fast
@@ -47,6 +48,7 @@ def kinematic_single_env(ego: str = "idm", fast: bool = True) -> Runner:
             if term or trunc:
                 env.reset()
         return n
+
     return run
 
 
@@ -73,6 +75,7 @@ def kinematic_vector(num_envs: int) -> Runner:
         for _ in range(batches):
             vec.step(rng.uniform(-1, 1, (num_envs, 1)))
         return batches * num_envs
+
     return run
 
 
@@ -138,7 +141,9 @@ def measure(fn: Runner, n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="fewer steps (a rough check)")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
@@ -146,7 +151,11 @@ def main() -> None:
     configs: list[tuple[str, Runner, int]] = [
         ("kinematic single env (gym.make)", kinematic_single_env("idm"), int(6000 * k)),
         ("kinematic single env, cautious ego", kinematic_single_env("cautious"), int(6000 * k)),
-        ("kinematic single env, batched path", kinematic_single_env("idm", fast=False), int(2000 * k)),
+        (
+            "kinematic single env, batched path",
+            kinematic_single_env("idm", fast=False),
+            int(2000 * k),
+        ),
         ("kinematic single world (no wrappers)", kinematic_world, int(6000 * k)),
         ("kinematic vector N=1", kinematic_vector(1), int(3000 * k)),
         ("kinematic vector N=64", kinematic_vector(64), int(64 * 300 * k)),
@@ -157,8 +166,10 @@ def main() -> None:
     try:
         import metadrive  # noqa: F401
 
-        configs += [("MetaDrive 0.4.3 physics only (no traffic)", metadrive_physics, int(2000 * k)),
-                    ("MetaDrive backend (ScenePilot scenes)", metadrive_backend, int(1000 * k))]
+        configs += [
+            ("MetaDrive 0.4.3 physics only (no traffic)", metadrive_physics, int(2000 * k)),
+            ("MetaDrive backend (ScenePilot scenes)", metadrive_backend, int(1000 * k)),
+        ]
     except ImportError as e:
         md_error = f"MetaDrive not importable ({e}); pip install metadrive-simulator==0.4.3"
     best: dict[str, tuple[float, float]] = {}
@@ -178,14 +189,18 @@ def main() -> None:
     ref_name = "MetaDrive 0.4.3 physics only (no traffic)"
     ref = best.get(ref_name, (float("nan"), float("nan")))[1]
     hw = best["highway-env highway-fast-v0"][1]
-    print(f"\n{'configuration':44s} {'steps/s (wall)':>15s} {'steps/s (CPU)':>14s} {'x MetaDrive':>12s} {'x highway-fast':>15s}")
+    print(
+        f"\n{'configuration':44s} {'steps/s (wall)':>15s} {'steps/s (CPU)':>14s} {'x MetaDrive':>12s} {'x highway-fast':>15s}"
+    )
     for name, _, _ in configs:
         wall, cpu = best[name]
         print(f"{name:44s} {wall:15.0f} {cpu:14.0f} {cpu / ref:12.1f} {cpu / hw:15.1f}")
     if md_error:
         print(md_error)
-    print(f"\ncores: {os.cpu_count()}, load average: {os.getloadavg()}; all rows single-threaded "
-          "(vector rates are per core). Ratios use CPU-time rates.")
+    print(
+        f"\ncores: {os.cpu_count()}, load average: {os.getloadavg()}; all rows single-threaded "
+        "(vector rates are per core). Ratios use CPU-time rates."
+    )
 
 
 if __name__ == "__main__":

@@ -106,26 +106,39 @@ def family_trial(agent_name: str, agent_kwargs: dict[str, Any], seed: int) -> di
     return dict(run_trial(benchmarks.get_task(TASK_ID), agent, seed).metrics)
 
 
-def runner_trial(store: ResultsStore, isolation: str | None = None) -> Callable[[str, dict[str, Any], int], dict[str, float]]:
+def runner_trial(
+    store: ResultsStore, isolation: str | None = None
+) -> Callable[[str, dict[str, Any], int], dict[str, float]]:
     """The full runner with the local executor: each trial in a forked child (the default), or
     with ``isolation="none"`` in this process (no time limit, no crash isolation)."""
     from icml26.benchmarks.executors import LocalExecutor
 
     def go(agent_name: str, agent_kwargs: dict[str, Any], seed: int) -> dict[str, float]:
         spec = TrialSpec(TASK_ID, 0, agent_name, dict(agent_kwargs), seed)
-        (result,) = benchmarks.run([spec], store=store, executor=LocalExecutor(isolation=isolation),
-                                   progress=False, rerun=True)
+        (result,) = benchmarks.run(
+            [spec],
+            store=store,
+            executor=LocalExecutor(isolation=isolation),
+            progress=False,
+            rerun=True,
+        )
         assert result.status == "FINISHED", result.traceback
         return dict(result.metrics)
 
     return go
 
 
-def measure_overhead(tmp: Path, cases: list[tuple[str, dict[str, Any], int]]) -> list[dict[str, Any]]:
+def measure_overhead(
+    tmp: Path, cases: list[tuple[str, dict[str, Any], int]]
+) -> list[dict[str, Any]]:
     print(f"\n== Per-trial overhead of the runner ({load()})")
     store = ResultsStore(tmp / "overhead.db")
-    ways = {"bare loop": bare_trial, "family run_trial": family_trial,
-            "runner in-process": runner_trial(store, "none"), "runner (local + store)": runner_trial(store)}
+    ways = {
+        "bare loop": bare_trial,
+        "family run_trial": family_trial,
+        "runner in-process": runner_trial(store, "none"),
+        "runner (local + store)": runner_trial(store),
+    }
     rows = []
     total = sum(reps for *_, reps in cases) * len(ways)
     bar = tqdm(total=total, desc="overhead trials", unit="trial", file=sys.stderr)
@@ -154,27 +167,39 @@ def measure_overhead(tmp: Path, cases: list[tuple[str, dict[str, Any], int]]) ->
         rows.append(row)
     bar.close()
     fixed = statistics.median([r["overhead_ms"] for r in rows[:2]])
-    print(f"{'agent':<10} {'reps':>4} {'bare loop':>11} {'run_trial':>11} {'in-process':>11} {'runner':>11} "
-          f"{'overhead':>12} {'share':>8} {'child proc':>11}")
+    print(
+        f"{'agent':<10} {'reps':>4} {'bare loop':>11} {'run_trial':>11} {'in-process':>11} {'runner':>11} "
+        f"{'overhead':>12} {'share':>8} {'child proc':>11}"
+    )
     for r in rows:
-        print(f"{r['agent']:<10} {r['reps']:>4} {r['bare_s']:>10.3f}s {r['family run_trial']:>10.3f}s "
-              f"{r['runner in-process']:>10.3f}s {r['runner (local + store)']:>10.3f}s "
-              f"{r['overhead_ms']:>+10.1f}ms {r['overhead_pct']:>+7.2f}% {r['isolation_ms']:>+9.1f}ms")
+        print(
+            f"{r['agent']:<10} {r['reps']:>4} {r['bare_s']:>10.3f}s {r['family run_trial']:>10.3f}s "
+            f"{r['runner in-process']:>10.3f}s {r['runner (local + store)']:>10.3f}s "
+            f"{r['overhead_ms']:>+10.1f}ms {r['overhead_pct']:>+7.2f}% {r['isolation_ms']:>+9.1f}ms"
+        )
     iso = statistics.median([r["isolation_ms"] for r in rows[:2]])
     ppo = rows[-1]
     if ppo["agent"] == "sb3-ppo":
-        print(f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short "
-              f"trials) = {100 * iso / 1e3 / ppo['bare_s']:.3f}% of a {ppo['bare_s']:.1f} s smoke-suite PPO "
-              f"trial (target < 5%); {ppo['isolation_ms']:+.1f} ms measured on the PPO trial itself")
+        print(
+            f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short "
+            f"trials) = {100 * iso / 1e3 / ppo['bare_s']:.3f}% of a {ppo['bare_s']:.1f} s smoke-suite PPO "
+            f"trial (target < 5%); {ppo['isolation_ms']:+.1f} ms measured on the PPO trial itself"
+        )
     else:
-        print(f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short trials)")
+        print(
+            f"per-trial child process (fork) of the local executor: {iso:.1f} ms (median of the two short trials)"
+        )
     if ppo["agent"] != "sb3-ppo":
-        print(f"fixed runner cost (median of the two short trials): {fixed:.1f} ms per trial; {load()}")
+        print(
+            f"fixed runner cost (median of the two short trials): {fixed:.1f} ms per trial; {load()}"
+        )
         store.close()
         return rows
-    print(f"fixed runner cost (median of the two short trials): {fixed:.1f} ms per trial = "
-          f"{100 * fixed / 1e3 / ppo['bare_s']:.3f}% of a {ppo['bare_s']:.1f} s smoke-suite PPO trial "
-          f"(target < 5%); {load()}")
+    print(
+        f"fixed runner cost (median of the two short trials): {fixed:.1f} ms per trial = "
+        f"{100 * fixed / 1e3 / ppo['bare_s']:.3f}% of a {ppo['bare_s']:.1f} s smoke-suite PPO trial "
+        f"(target < 5%); {load()}"
+    )
     store.close()
     return rows
 
@@ -189,20 +214,28 @@ def smoke_subset(seeds: list[int]) -> list[TrialSpec]:
     return specs
 
 
-def measure_throughput(tmp: Path, seeds: list[int], configs: list[tuple[str, int]],
-                       repeats: int = 1) -> list[dict[str, Any]]:
+def measure_throughput(
+    tmp: Path, seeds: list[int], configs: list[tuple[str, int]], repeats: int = 1
+) -> list[dict[str, Any]]:
     specs = smoke_subset(seeds)
-    print(f"\n== Throughput: tutorial entry of the smoke suite, seeds {seeds}: {len(specs)} trials "
-          f"({', '.join(sorted({s.agent for s in specs}))}); {repeats} pass(es), order "
-          "forward then backward so that a drifting machine load evens out")
+    print(
+        f"\n== Throughput: tutorial entry of the smoke suite, seeds {seeds}: {len(specs)} trials "
+        f"({', '.join(sorted({s.agent for s in specs}))}); {repeats} pass(es), order "
+        "forward then backward so that a drifting machine load evens out"
+    )
     order = [c for r in range(repeats) for c in (configs if r % 2 == 0 else configs[::-1])]
     runs: dict[tuple[str, int], list[dict[str, Any]]] = {c: [] for c in configs}
     reference: dict[str, dict[str, float]] | None = None
     for i, (executor, workers) in enumerate(tqdm(order, desc="executor runs", file=sys.stderr)):
         before = load()
         t0 = time.perf_counter()
-        results = benchmarks.run(specs, store=tmp / f"tp-{executor}-{workers}-{i}.db",
-                                 executor=make_executor(executor, workers), workers=workers, progress=False)
+        results = benchmarks.run(
+            specs,
+            store=tmp / f"tp-{executor}-{workers}-{i}.db",
+            executor=make_executor(executor, workers),
+            workers=workers,
+            progress=False,
+        )
         wall = time.perf_counter() - t0
         bad = [r for r in results if r.status != "FINISHED"]
         assert not bad, bad[0].traceback
@@ -211,22 +244,41 @@ def measure_throughput(tmp: Path, seeds: list[int], configs: list[tuple[str, int
             reference = metrics
         same = metrics == reference
         busy = sum(r.wall_time_s for r in results)
-        runs[(executor, workers)].append({"wall_s": wall, "sum_trial_s": busy, "same": same,
-                                          "load_before": before, "load_after": load()})
-        tqdm.write(f"  {executor}:{workers}  {wall:7.1f} s wall, {60 * len(results) / wall:6.2f} trials/min, "
-                   f"sum of trial times {busy:7.1f} s, same metrics as the first run: {same}  ({before})",
-                   file=sys.stdout)
+        runs[(executor, workers)].append(
+            {
+                "wall_s": wall,
+                "sum_trial_s": busy,
+                "same": same,
+                "load_before": before,
+                "load_after": load(),
+            }
+        )
+        tqdm.write(
+            f"  {executor}:{workers}  {wall:7.1f} s wall, {60 * len(results) / wall:6.2f} trials/min, "
+            f"sum of trial times {busy:7.1f} s, same metrics as the first run: {same}  ({before})",
+            file=sys.stdout,
+        )
     rows = []
     for (executor, workers), rs in runs.items():
         wall = statistics.median(r["wall_s"] for r in rs)
-        rows.append({"executor": executor, "workers": workers, "wall_s": wall, "trials": len(specs),
-                     "trials_per_min": 60 * len(specs) / wall,
-                     "sum_trial_s": statistics.median(r["sum_trial_s"] for r in rs),
-                     "same_metrics_as_first": all(r["same"] for r in rs), "runs": rs})
+        rows.append(
+            {
+                "executor": executor,
+                "workers": workers,
+                "wall_s": wall,
+                "trials": len(specs),
+                "trials_per_min": 60 * len(specs) / wall,
+                "sum_trial_s": statistics.median(r["sum_trial_s"] for r in rs),
+                "same_metrics_as_first": all(r["same"] for r in rs),
+                "runs": rs,
+            }
+        )
     print(f"{'config':<10} {'wall (median)':>14} {'trials/min':>11} {'sum of trial times':>19}")
     for r in rows:
-        print(f"{r['executor'] + ':' + str(r['workers']):<10} {r['wall_s']:>13.1f}s {r['trials_per_min']:>11.2f} "
-              f"{r['sum_trial_s']:>18.1f}s")
+        print(
+            f"{r['executor'] + ':' + str(r['workers']):<10} {r['wall_s']:>13.1f}s {r['trials_per_min']:>11.2f} "
+            f"{r['sum_trial_s']:>18.1f}s"
+        )
     by = {(r["executor"], r["workers"]): r for r in rows}
 
     def ratio(a: tuple[str, int], b: tuple[str, int]) -> str:
@@ -264,50 +316,94 @@ def make_executor(name: str, workers: int) -> Any:
     return name
 
 
-def measure_concurrency(tmp: Path, n_trials: int, sleep_s: float,
-                        configs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def measure_concurrency(
+    tmp: Path, n_trials: int, sleep_s: float, configs: list[tuple[str, int]]
+) -> list[dict[str, Any]]:
     """Trials that wait instead of compute (SlowZeroAgent sleeps at each of its 11 resets): the
     executors' own parallelism and per-trial cost, independent of how many cores are free."""
     specs = [TrialSpec(TASK_ID, 0, SLEEPER, {"sleep_s": sleep_s}, s) for s in range(n_trials)]
     ideal = 11 * sleep_s
-    print(f"\n== Concurrency: {n_trials} trials of SlowZeroAgent(sleep_s={sleep_s}) on {TASK_ID}, "
-          f"about {ideal:.1f} s of waiting each ({load()})")
+    print(
+        f"\n== Concurrency: {n_trials} trials of SlowZeroAgent(sleep_s={sleep_s}) on {TASK_ID}, "
+        f"about {ideal:.1f} s of waiting each ({load()})"
+    )
     rows = []
     for executor, workers in tqdm(configs, desc="executor runs", file=sys.stderr):
         t0 = time.perf_counter()
-        results = benchmarks.run(specs, store=tmp / f"cc-{executor}-{workers}.db",
-                                 executor=make_executor(executor, workers), workers=workers, progress=False)
+        results = benchmarks.run(
+            specs,
+            store=tmp / f"cc-{executor}-{workers}.db",
+            executor=make_executor(executor, workers),
+            workers=workers,
+            progress=False,
+        )
         wall = time.perf_counter() - t0
         assert all(r.status == "FINISHED" for r in results), [r.traceback for r in results][:1]
         bound = n_trials * ideal / workers
-        rows.append({"executor": executor, "workers": workers, "wall_s": wall, "ideal_s": bound,
-                     "per_trial_cost_s": (wall - bound) * workers / n_trials})
-        tqdm.write(f"  {executor}:{workers}  {wall:6.1f} s wall vs {bound:5.1f} s if the workers only waited: "
-                   f"{rows[-1]['per_trial_cost_s']:.2f} s per trial on top", file=sys.stdout)
+        rows.append(
+            {
+                "executor": executor,
+                "workers": workers,
+                "wall_s": wall,
+                "ideal_s": bound,
+                "per_trial_cost_s": (wall - bound) * workers / n_trials,
+            }
+        )
+        tqdm.write(
+            f"  {executor}:{workers}  {wall:6.1f} s wall vs {bound:5.1f} s if the workers only waited: "
+            f"{rows[-1]['per_trial_cost_s']:.2f} s per trial on top",
+            file=sys.stdout,
+        )
     by = {(r["executor"], r["workers"]): r["wall_s"] for r in rows}
     for name in ("process", "ray", "process-reuse", "ray-reuse"):
         if (name, 1) in by and (name, 2) in by:
-            print(f"  {name}: 1 -> 2 workers speed-up {by[(name, 1)] / by[(name, 2)]:.2f}x (ideal 2.00x)")
+            print(
+                f"  {name}: 1 -> 2 workers speed-up {by[(name, 1)] / by[(name, 2)]:.2f}x (ideal 2.00x)"
+            )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["all", "overhead", "throughput", "concurrency", "aggregation"], default="all")
-    p.add_argument("--store", type=Path, default=None,
-                   help="aggregation part: a real results store (e.g. results/smoke.db) to time as well")
+    p.add_argument(
+        "--part",
+        choices=["all", "overhead", "throughput", "concurrency", "aggregation"],
+        default="all",
+    )
+    p.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="aggregation part: a real results store (e.g. results/smoke.db) to time as well",
+    )
     p.add_argument("--seeds", default="0-1", help="seeds of the throughput subset (default 0-1)")
-    p.add_argument("--configs", default="local:1,process:1,process:2,ray:1,ray:2",
-                   help="executor:workers list (executors: local, process, ray, process-reuse, ray-reuse)")
-    p.add_argument("--repeats", type=int, default=2,
-                   help="passes over the executor configs (forward, backward, ...); medians reported")
-    p.add_argument("--quick", action="store_true",
-                   help="a check of the script itself: no PPO in part 1, seed 0 only in part 2")
-    p.add_argument("--json", type=Path, default=Path("results/perf_harness.json"),
-                   help="where to write the measurements (default results/perf_harness.json)")
+    p.add_argument(
+        "--configs",
+        default="local:1,process:1,process:2,ray:1,ray:2",
+        help="executor:workers list (executors: local, process, ray, process-reuse, ray-reuse)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="passes over the executor configs (forward, backward, ...); medians reported",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a check of the script itself: no PPO in part 1, seed 0 only in part 2",
+    )
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=Path("results/perf_harness.json"),
+        help="where to write the measurements (default results/perf_harness.json)",
+    )
     args = p.parse_args(argv)
     configs = [(c.split(":")[0], int(c.split(":")[1])) for c in args.configs.split(",")]
-    print(f"icml26 perf/harness.py: {os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, {load()}")
+    print(
+        f"icml26 perf/harness.py: {os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, {load()}"
+    )
     out: dict[str, Any] = {"cpus": os.cpu_count(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
     with tempfile.TemporaryDirectory() as d:
         if args.part in ("all", "overhead"):
@@ -326,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from aggregation import measure_aggregation
 
-            store = args.store or (Path("results/smoke.db") if Path("results/smoke.db").exists() else None)
+            store = args.store or (
+                Path("results/smoke.db") if Path("results/smoke.db").exists() else None
+            )
             out["aggregation"] = measure_aggregation(Path(d), store)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1))

@@ -24,40 +24,54 @@ from icml26.leaderboards.sandbox import Limits, namespaces_available, run_sandbo
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--task", default="tutorial/point-reach")
     ap.add_argument("--agents", default="point-pd,random")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     task = benchmarks.get_task(args.task)
-    variants = ["in-process", "sandbox"] + (["sandbox+namespaces"] if namespaces_available() else [])
+    variants = ["in-process", "sandbox"] + (
+        ["sandbox+namespaces"] if namespaces_available() else []
+    )
     print(f"load average before: {os.getloadavg()}")
     for name in args.agents.split(","):
         spec = agents.spec(name)
         times: dict[str, list[float]] = {v: [] for v in variants}
         reference = None
-        for r in range(args.repeats + 1):          # the first pass warms caches and is dropped
+        for r in range(args.repeats + 1):  # the first pass warms caches and is dropped
             for v in variants if r % 2 else variants[::-1]:
                 t0 = time.perf_counter()
                 if v == "in-process":
                     res = execute_trial(TrialSpec(task.id, task.version, name, {}, 1000 + r))
                     metrics = res.metrics
                 else:
-                    out, _ = run_sandboxed_trial(task, spec.entry_point, dict(spec.kwargs), 1000 + r,
-                                                 requirement="icml26-gym==0.1.0", limits=Limits(wall_s=600),
-                                                 namespaces=v.endswith("namespaces"))
+                    out, _ = run_sandboxed_trial(
+                        task,
+                        spec.entry_point,
+                        dict(spec.kwargs),
+                        1000 + r,
+                        requirement="icml26-gym==0.1.0",
+                        limits=Limits(wall_s=600),
+                        namespaces=v.endswith("namespaces"),
+                    )
                     metrics = out.metrics
                 if r:
                     times[v].append(time.perf_counter() - t0)
                 if reference is None or reference[0] != r:
                     reference = (r, metrics)
                 elif reference[1] != metrics:
-                    raise SystemExit(f"{name} seed {1000 + r}: {v} gave {metrics}, expected {reference[1]}")
+                    raise SystemExit(
+                        f"{name} seed {1000 + r}: {v} gave {metrics}, expected {reference[1]}"
+                    )
         base = statistics.median(times["in-process"])
         for v in variants:
             m = statistics.median(times[v])
-            print(f"{args.task} {name:10s} {v:20s} {1000 * m:9.1f} ms/trial  x{m / base:6.2f}  "
-                  f"(+{1000 * (m - base):8.1f} ms)")
+            print(
+                f"{args.task} {name:10s} {v:20s} {1000 * m:9.1f} ms/trial  x{m / base:6.2f}  "
+                f"(+{1000 * (m - base):8.1f} ms)"
+            )
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -45,7 +45,9 @@ def _time(fn: Callable[[], object], repeats: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--new-tokens", type=int, default=24)
     ap.add_argument("--repeats", type=int, default=3)
@@ -56,7 +58,9 @@ def main() -> None:
     torch.manual_seed(0)
 
     tok = CharTokenizer()
-    cfg = LoopConfig(vocab_size=tok.vocab_size, d_model=args.d_model, n_loops=args.loops, max_len=128)
+    cfg = LoopConfig(
+        vocab_size=tok.vocab_size, d_model=args.d_model, n_loops=args.loops, max_len=128
+    )
     model = LoopedTransformer(cfg).eval()
     with torch.no_grad():  # keep EOS unlikely so every row decodes all new tokens
         model.head.weight[EOS_ID].fill_(0.0)
@@ -74,16 +78,32 @@ def main() -> None:
     n_tok = int(g_c.mask.sum())
     t_c = _time(lambda: pol.generate(ids, mask, n_new, use_cache=True), args.repeats)
     t_n = _time(lambda: pol.generate(ids, mask, n_new, use_cache=False), args.repeats)
-    rows += [("generate, per-loop KV cache", n_tok / t_c, t_c), ("generate, no cache", n_tok / t_n, t_n)]
+    rows += [
+        ("generate, per-loop KV cache", n_tok / t_c, t_c),
+        ("generate, no cache", n_tok / t_n, t_n),
+    ]
 
     # one RL step (RLTT exit_pdf): rollout of 16 prompts x 8, per-loop log-probs, backward
     def rl_step(use_cache: bool) -> tuple[float, int]:
         torch.manual_seed(0)
         p = LoopedPolicy(LoopedTransformer(cfg), tok, use_cache=use_cache)
-        src = ProblemSource(lambda n, rng: env.sampler.batch(n, rng), lambda q: q.prompt,
-                            lambda c, q: np.array([float(len(x) % 2 == 0) for x in c]))
-        tr = LoopRLTrainer(p, src, RLConfig(algo="rltt", omega="exit_pdf", prompts_per_step=16, group_size=8,
-                                            max_new_tokens=n_new), seed=0)
+        src = ProblemSource(
+            lambda n, rng: env.sampler.batch(n, rng),
+            lambda q: q.prompt,
+            lambda c, q: np.array([float(len(x) % 2 == 0) for x in c]),
+        )
+        tr = LoopRLTrainer(
+            p,
+            src,
+            RLConfig(
+                algo="rltt",
+                omega="exit_pdf",
+                prompts_per_step=16,
+                group_size=8,
+                max_new_tokens=n_new,
+            ),
+            seed=0,
+        )
         tr.step()  # warm-up
         t0 = time.perf_counter()
         stats = [tr.step() for _ in range(args.repeats)]
@@ -92,8 +112,10 @@ def main() -> None:
 
     dt_c, tok_c = rl_step(True)
     dt_n, tok_n = rl_step(False)
-    rows += [("RL step (RLTT), rollout with cache", tok_c / dt_c, dt_c),
-             ("RL step (RLTT), rollout without cache", tok_n / dt_n, dt_n)]
+    rows += [
+        ("RL step (RLTT), rollout with cache", tok_c / dt_c, dt_c),
+        ("RL step (RLTT), rollout without cache", tok_n / dt_n, dt_n),
+    ]
 
     # per-loop log-probs: one pass vs T truncated passes (teacher forcing over prompt + completion)
     full, attn, labels, _ = completion_labels(ids, mask, g_c.tokens, g_c.mask)
@@ -105,27 +127,44 @@ def main() -> None:
             lp.gather(-1, labels.clamp(min=0)[..., None])
 
     with torch.no_grad():
-        t_one = _time(lambda: model(full, attn, return_per_loop_log_probs=True, log_prob_labels=labels),
-                      args.repeats)
+        t_one = _time(
+            lambda: model(full, attn, return_per_loop_log_probs=True, log_prob_labels=labels),
+            args.repeats,
+        )
         t_T = _time(t_passes, args.repeats)
-    rows += [("per-loop log-probs, one pass", n_lab / t_one, t_one),
-             (f"per-loop log-probs, {cfg.n_loops} truncated passes", n_lab / t_T, t_T)]
+    rows += [
+        ("per-loop log-probs, one pass", n_lab / t_one, t_one),
+        (f"per-loop log-probs, {cfg.n_loops} truncated passes", n_lab / t_T, t_T),
+    ]
 
     peer = None
     try:
         import transformers
 
-        gcfg = transformers.GPT2Config(vocab_size=tok.vocab_size, n_positions=128, n_embd=args.d_model,
-                                       n_layer=cfg.n_layers * cfg.n_loops, n_head=cfg.n_heads,
-                                       bos_token_id=EOS_ID, eos_token_id=EOS_ID, pad_token_id=0)
+        gcfg = transformers.GPT2Config(
+            vocab_size=tok.vocab_size,
+            n_positions=128,
+            n_embd=args.d_model,
+            n_layer=cfg.n_layers * cfg.n_loops,
+            n_head=cfg.n_heads,
+            bos_token_id=EOS_ID,
+            eos_token_id=EOS_ID,
+            pad_token_id=0,
+        )
         gpt = transformers.GPT2LMHeadModel(gcfg).eval()
         with torch.no_grad():
             gpt.lm_head.weight[EOS_ID].fill_(0.0)
 
         def hf_gen() -> None:
             with torch.no_grad():
-                gpt.generate(input_ids=ids, attention_mask=mask.long(), max_new_tokens=n_new,
-                             min_new_tokens=n_new, do_sample=False, pad_token_id=0)
+                gpt.generate(
+                    input_ids=ids,
+                    attention_mask=mask.long(),
+                    max_new_tokens=n_new,
+                    min_new_tokens=n_new,
+                    do_sample=False,
+                    pad_token_id=0,
+                )
 
         t_hf = _time(hf_gen, args.repeats)
         peer = ("HF generate, GPT-2 same compute (peer)", args.batch * n_new / t_hf, t_hf)
@@ -133,19 +172,25 @@ def main() -> None:
     except ImportError:
         pass
 
-    print(f"looped transformer d={cfg.d_model}, {cfg.n_layers} blocks x {cfg.n_loops} loops, "
-          f"{sum(p.numel() for p in model.parameters())} parameters; batch {args.batch}, {n_new} new tokens; "
-          f"median of {args.repeats}; torch threads 1")
+    print(
+        f"looped transformer d={cfg.d_model}, {cfg.n_layers} blocks x {cfg.n_loops} loops, "
+        f"{sum(p.numel() for p in model.parameters())} parameters; batch {args.batch}, {n_new} new tokens; "
+        f"median of {args.repeats}; torch threads 1"
+    )
     print(f"{'measurement':48s} {'tokens/s':>12s} {'seconds':>10s}")
     for name, tps, sec in rows:
         print(f"{name:48s} {tps:12.0f} {sec:10.4f}")
     print()
     print(f"generation speed-up from the per-loop KV cache: {t_n / t_c:.2f}x")
     print(f"RL step speed-up from the per-loop KV cache (rollout only changes): {dt_n / dt_c:.2f}x")
-    print(f"one-pass per-loop log-probs vs {cfg.n_loops} truncated passes: {t_T / t_one:.2f}x faster")
+    print(
+        f"one-pass per-loop log-probs vs {cfg.n_loops} truncated passes: {t_T / t_one:.2f}x faster"
+    )
     if peer is not None:
-        print(f"our cached looped generation vs HF GPT-2 generate (same compute): {peer[2] / t_c:.2f}x "
-              "(>1: ours faster)")
+        print(
+            f"our cached looped generation vs HF GPT-2 generate (same compute): {peer[2] / t_c:.2f}x "
+            "(>1: ours faster)"
+        )
 
 
 if __name__ == "__main__":

@@ -138,7 +138,9 @@ def main() -> None:
     from tqdm.auto import tqdm
 
     rows = []
-    for label, S in tqdm([("S=20, A=B=5, H=10", 20), ("S=200, A=B=5, H=10 (10x)", 200)], desc="perf"):
+    for label, S in tqdm(
+        [("S=20, A=B=5, H=10", 20), ("S=200, A=B=5, H=10 (10x)", 200)], desc="perf"
+    ):
         rows += bench(label, S)
     print("| operation | game | vectorized (ms) | per-state loop (ms) | speed-up |")
     print("|---|---|---|---|---|")

@@ -25,8 +25,15 @@ N = 5  # x, y in R^5
 SIGMA0 = 0.1
 
 
-def plain_python_fbf(a: list[list[float]], x0: list[float], y0: list[float], calls: int, batch: str, seed: int,
-                     sigma1: float) -> float:
+def plain_python_fbf(
+    a: list[list[float]],
+    x0: list[float],
+    y0: list[float],
+    calls: int,
+    batch: str,
+    seed: int,
+    sigma1: float,
+) -> float:
     """FBF (eta = 1/(2L), L = 1) with a per-sample Python oracle; returns |F(z_final)|."""
     rnd = random.Random(seed)
     n = len(x0)
@@ -62,7 +69,8 @@ def plain_python_fbf(a: list[list[float]], x0: list[float], y0: list[float], cal
     ux = [z[i] - x0[i] for i in range(n)]
     uy = [z[n + i] - y0[i] for i in range(n)]
     f = [sum(a[i][j] * uy[j] for j in range(n)) for i in range(n)] + [
-        -sum(a[i][j] * ux[i] for i in range(n)) for j in range(n)]
+        -sum(a[i][j] * ux[i] for i in range(n)) for j in range(n)
+    ]
     return math.sqrt(sum(v * v for v in f))
 
 
@@ -73,8 +81,13 @@ def rate(fn, calls: int) -> float:
 
 
 def through_env(calls: int, batch: str, sigma1: float) -> None:
-    env = gym.make("icml26/StochasticVI-v0", problem="bilinear", problem_kwargs={"n": N, "seed": 0},
-                   sigma1=sigma1, oracle_budget=calls)
+    env = gym.make(
+        "icml26/StochasticVI-v0",
+        problem="bilinear",
+        problem_kwargs={"n": N, "seed": 0},
+        sigma1=sigma1,
+        oracle_budget=calls,
+    )
     agent = VIAlgorithmAgent("fbf", batch=batch)
     agent.bind(env.observation_space, env.action_space)
     obs, info = env.reset(seed=0)
@@ -89,22 +102,65 @@ def main() -> None:
     prob = bilinear(n=N, seed=0)
     a = prob.params["A"].tolist()
     x0, y0 = prob.solution[:N].tolist(), prob.solution[N:].tolist()
-    print(f"bilinear game, x, y in R^{N}, random-coupling noise; oracle calls per second (higher is better)\n")
+    print(
+        f"bilinear game, x, y in R^{N}, random-coupling noise; oracle calls per second (higher is better)\n"
+    )
     print(f"{'setting':53s} {'plain Python':>14s} {'ours':>14s} {'ratio':>8s}")
     # unbatched FBF diverges at sigma1 = 1 (the point of the family): the constant-batch rows use 0.1
-    for batch, sigma1, calls_py, calls_np in (("linear", 1.0, 200_000, 2_000_000), ("constant", 0.1, 20_000, 200_000)):
+    for batch, sigma1, calls_py, calls_np in (
+        ("linear", 1.0, 200_000, 2_000_000),
+        ("constant", 0.1, 20_000, 200_000),
+    ):
         params = {"eta": 0.5, "batch": batch, "b0": 1.0}
-        py = rate(lambda c=calls_py, b=batch, s1=sigma1: plain_python_fbf(a, x0, y0, c, b, 0, s1), calls_py)
+        py = rate(
+            lambda c=calls_py, b=batch, s1=sigma1: plain_python_fbf(a, x0, y0, c, b, 0, s1),
+            calls_py,
+        )
         rows = [
-            ("run_direct, 1 replicate", rate(lambda c=calls_np, p=params: run_direct(
-                prob, "fbf", p, noise="operator", sigma0=SIGMA0, sigma1=sigma1, oracle_budget=c, seed=0), calls_np)),
-            ("run_direct, 16 replicates", rate(lambda c=calls_np, p=params: run_direct(
-                prob, "fbf", p, noise="operator", sigma0=SIGMA0, sigma1=sigma1, oracle_budget=c, seed=0,
-                replicates=16), 16 * calls_np)),
-            ("agent through gym.make", rate(lambda c=calls_np // 4, b=batch, s1=sigma1: through_env(c, b, s1), calls_np // 4)),
+            (
+                "run_direct, 1 replicate",
+                rate(
+                    lambda c=calls_np, p=params, s1=sigma1: run_direct(
+                        prob,
+                        "fbf",
+                        p,
+                        noise="operator",
+                        sigma0=SIGMA0,
+                        sigma1=s1,
+                        oracle_budget=c,
+                        seed=0,
+                    ),
+                    calls_np,
+                ),
+            ),
+            (
+                "run_direct, 16 replicates",
+                rate(
+                    lambda c=calls_np, p=params, s1=sigma1: run_direct(
+                        prob,
+                        "fbf",
+                        p,
+                        noise="operator",
+                        sigma0=SIGMA0,
+                        sigma1=s1,
+                        oracle_budget=c,
+                        seed=0,
+                        replicates=16,
+                    ),
+                    16 * calls_np,
+                ),
+            ),
+            (
+                "agent through gym.make",
+                rate(
+                    lambda c=calls_np // 4, b=batch, s1=sigma1: through_env(c, b, s1), calls_np // 4
+                ),
+            ),
         ]
         for name, ours in rows:
-            print(f"FBF, batch {batch:8s} sigma1 {sigma1:3.1f} {name:25s} {py:14,.0f} {ours:14,.0f} {ours / py:7.1f}x")
+            print(
+                f"FBF, batch {batch:8s} sigma1 {sigma1:3.1f} {name:25s} {py:14,.0f} {ours:14,.0f} {ours / py:7.1f}x"
+            )
 
 
 if __name__ == "__main__":

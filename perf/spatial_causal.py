@@ -53,7 +53,9 @@ def sklearn_gp_sample(coords: np.ndarray, length_scale: float, seed: int) -> np.
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--max-n", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
@@ -75,16 +77,23 @@ def main() -> None:
         t_rgg = best_of(lambda c=rgg: sim(c), args.repeats)
         t_spde = best_of(lambda: field("spde"), args.repeats)
         t_dense = best_of(lambda: field("gp"), args.repeats) if n <= DENSE_MAX else float("nan")
-        t_skl = (best_of(lambda c=coords: sklearn_gp_sample(c, 8.0, 0), max(1, args.repeats - 1))
-                 if n <= SKLEARN_MAX else float("nan"))
+        t_skl = (
+            best_of(lambda c=coords: sklearn_gp_sample(c, 8.0, 0), max(1, args.repeats - 1))
+            if n <= SKLEARN_MAX
+            else float("nan")
+        )
         rows.append((n, t_sim, t_rgg, t_spde, t_dense, t_skl))
 
     print("\nspatial_causal simulator: best of", args.repeats, "runs, seconds (OMP_NUM_THREADS=1)")
-    print(f"{'n':>7} {'simulate grid':>14} {'simulate rgg':>13} {'U: spde':>9} {'U: dense GP':>12} "
-          f"{'U: sklearn':>11} {'dense/spde':>11} {'sklearn/spde':>13}")
+    print(
+        f"{'n':>7} {'simulate grid':>14} {'simulate rgg':>13} {'U: spde':>9} {'U: dense GP':>12} "
+        f"{'U: sklearn':>11} {'dense/spde':>11} {'sklearn/spde':>13}"
+    )
     for n, ts, tr, tsp, td, tk in rows:
-        print(f"{n:>7} {ts:>14.3f} {tr:>13.3f} {tsp:>9.4f} {td:>12.3f} {tk:>11.3f} "
-              f"{td / tsp:>11.0f} {tk / tsp:>13.0f}")
+        print(
+            f"{n:>7} {ts:>14.3f} {tr:>13.3f} {tsp:>9.4f} {td:>12.3f} {tk:>11.3f} "
+            f"{td / tsp:>11.0f} {tk / tsp:>13.0f}"
+        )
     ns = np.array([r[0] for r in rows], dtype=float)
     if len(ns) >= 2:
         for name, col in (("simulate grid", 1), ("simulate rgg", 2), ("U: spde", 3)):
@@ -94,7 +103,9 @@ def main() -> None:
         dense = [(r[0], r[4]) for r in rows if np.isfinite(r[4])]
         if len(dense) >= 2:
             d = np.array(dense)
-            print(f"log-log slope of dense GP time vs n: {np.polyfit(np.log(d[:, 0]), np.log(d[:, 1]), 1)[0]:.2f}")
+            print(
+                f"log-log slope of dense GP time vs n: {np.polyfit(np.log(d[:, 0]), np.log(d[:, 1]), 1)[0]:.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,14 @@ def _timeit(fn, repeats: int = 1) -> float:  # type: ignore[no-untyped-def]
 class XarrayScorer:
     """Plain-xarray accumulation of the same sums the ForecastScorer keeps."""
 
-    def __init__(self, clim_ds: xr.Dataset, obs: xr.Dataset, thresholds: dict[str, xr.DataArray], channels, tqe: bool):  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        clim_ds: xr.Dataset,
+        obs: xr.Dataset,
+        thresholds: dict[str, xr.DataArray],
+        channels,
+        tqe: bool,
+    ):  # type: ignore[no-untyped-def]
         from icml26.envs.weather import xarray_reference as ref
         from icml26.envs.weather.grid import parse_channel
 
@@ -78,7 +85,9 @@ class XarrayScorer:
                 fa, oa = f - cl, o - cl
                 ff = (fa**2).weighted(w).mean(ref.SPATIAL)
                 oo = (oa**2).weighted(w).mean(ref.SPATIAL)
-                parts["acc"] = ((fa * oa).weighted(w).mean(ref.SPATIAL) / np.sqrt(ff * oo)).sum("time")
+                parts["acc"] = ((fa * oa).weighted(w).mean(ref.SPATIAL) / np.sqrt(ff * oo)).sum(
+                    "time"
+                )
                 parts["act"] = ff.sum("time")
                 for q, thr in self.thr.items():
                     for k, v in ref.contingency(f, o, self._sel(thr, c), w).items():
@@ -92,9 +101,13 @@ class XarrayScorer:
             if self.tqe:
                 out[c] = {"tqe": (s["tqe"] / self.n).values}
                 continue
-            r = {"rmse": np.sqrt(s["mse"] / self.n).values, "rmse_per_init": (s["rmse_init"] / self.n).values,
-                 "bias": (s["bias"] / self.n).values, "acc": (s["acc"] / self.n).values,
-                 "activity": np.sqrt(s["act"] / self.n).values}
+            r = {
+                "rmse": np.sqrt(s["mse"] / self.n).values,
+                "rmse_per_init": (s["rmse_init"] / self.n).values,
+                "bias": (s["bias"] / self.n).values,
+                "acc": (s["acc"] / self.n).values,
+                "activity": np.sqrt(s["act"] / self.n).values,
+            }
             for q in self.thr:
                 t = {k: s[f"{k}{q}"] for k in ("tp", "fp", "fn", "tn")}
                 for k, v in self.ref.scores_from_table(t).items():
@@ -129,8 +142,12 @@ def bench_scoring(n_inits: int, chunk: int) -> dict[str, float]:
     channels = u.channels
     lat, lon = u.latitude, u.longitude
     clim_ds = clim.to_dataset(lat, lon)
-    thr_ds = {q: forecast_dataset(thr.values[k][None, None], [inits[0]], channels, lat, lon).isel(time=0, prediction_timedelta=0, drop=True)
-              for k, q in enumerate(thr.quantiles)}
+    thr_ds = {
+        q: forecast_dataset(thr.values[k][None, None], [inits[0]], channels, lat, lon).isel(
+            time=0, prediction_timedelta=0, drop=True
+        )
+        for k, q in enumerate(thr.quantiles)
+    }
     obs = test.data
     t_ours = {"core": 0.0, "tqe": 0.0}
     t_xr = {"core": 0.0, "tqe": 0.0}
@@ -142,7 +159,7 @@ def bench_scoring(n_inits: int, chunk: int) -> dict[str, float]:
 
     for s in tqdm(range(0, inits.size, chunk), desc="scoring chunks", unit="chunk"):
         sl = slice(s, s + chunk)
-        ctx = np.stack([arr[i - 1:i + 1] for i in idx[sl]])
+        ctx = np.stack([arr[i - 1 : i + 1] for i in idx[sl]])
         fc = agent.rollout(ctx, inits[sl], 40)
         valid = inits[sl][:, None] + np.timedelta64(6, "h") * np.arange(1, 41)[None]
         fds = forecast_dataset(fc, inits[sl], channels, lat, lon)
@@ -156,23 +173,44 @@ def bench_scoring(n_inits: int, chunk: int) -> dict[str, float]:
     worst = 0.0
     for c in channels:
         for k in ("rmse", "rmse_per_init", "bias", "acc", "activity"):
-            worst = max(worst, float(np.max(np.abs(a[k].sel(channel=c).values - b[c][k]) / (np.abs(b[c][k]) + 1e-9))))
+            worst = max(
+                worst,
+                float(
+                    np.max(np.abs(a[k].sel(channel=c).values - b[c][k]) / (np.abs(b[c][k]) + 1e-9))
+                ),
+            )
         for q in thr.quantiles:
             for k in ("csi", "sedi"):
                 x, y = a[k].sel(channel=c, quantile=q).values, b[c][f"{k}{q}"]
                 worst = max(worst, float(np.nanmax(np.abs(x - y) / (np.abs(y) + 1e-9))))
     at, bt = ours_tqe.result(), xr_tqe.result()
-    worst_tqe = max(float(np.max(np.abs(at["tqe"].sel(channel=c).values - bt[c]["tqe"]) / (np.abs(bt[c]["tqe"]) + 1e-6))) for c in channels)
+    worst_tqe = max(
+        float(
+            np.max(
+                np.abs(at["tqe"].sel(channel=c).values - bt[c]["tqe"])
+                / (np.abs(bt[c]["tqe"]) + 1e-6)
+            )
+        )
+        for c in channels
+    )
     n_values = inits.size * 40 * len(channels) * lat.size * lon.size
-    print(f"\n1. Scoring {inits.size} initializations x 40 leads x {len(channels)} variables "
-          f"({n_values / 1e6:.0f} M forecast values), chunks of {chunk}")
+    print(
+        f"\n1. Scoring {inits.size} initializations x 40 leads x {len(channels)} variables "
+        f"({n_values / 1e6:.0f} M forecast values), chunks of {chunk}"
+    )
     print("   RMSE + per-init RMSE + ACC + bias + activity + CSI/ETS/FB/SEDI at q95, q99:")
-    print(f"     ForecastScorer {t_ours['core']:7.2f} s | plain xarray {t_xr['core']:7.2f} s | "
-          f"xarray / ours = {t_xr['core'] / t_ours['core']:.2f}x   (max relative difference {worst:.1e})")
-    print("   top-quantile error (100 quantiles per field; ours sorts each field once and reuses the")
+    print(
+        f"     ForecastScorer {t_ours['core']:7.2f} s | plain xarray {t_xr['core']:7.2f} s | "
+        f"xarray / ours = {t_xr['core'] / t_ours['core']:.2f}x   (max relative difference {worst:.1e})"
+    )
+    print(
+        "   top-quantile error (100 quantiles per field; ours sorts each field once and reuses the"
+    )
     print("   truth's quantiles across initializations sharing a valid time):")
-    print(f"     ForecastScorer {t_ours['tqe']:7.2f} s | plain xarray {t_xr['tqe']:7.2f} s | "
-          f"xarray / ours = {t_xr['tqe'] / t_ours['tqe']:.2f}x   (max relative difference {worst_tqe:.1e})")
+    print(
+        f"     ForecastScorer {t_ours['tqe']:7.2f} s | plain xarray {t_xr['tqe']:7.2f} s | "
+        f"xarray / ours = {t_xr['tqe'] / t_ours['tqe']:.2f}x   (max relative difference {worst_tqe:.1e})"
+    )
     return {"ratio_core": t_xr["core"] / t_ours["core"], "ratio_tqe": t_xr["tqe"] / t_ours["tqe"]}
 
 
@@ -197,7 +235,14 @@ def bench_rollout(quick: bool) -> None:
     print("\n2. Rollout speed (6-hour steps per second, one thread)")
     rows = []
     for name in ("emformer", "weather-resnet", "weather-persistence"):
-        a = agents.make(name, **({"updates": 0, "finetune_updates": 0, "progress": False} if name != "weather-persistence" else {}))
+        a = agents.make(
+            name,
+            **(
+                {"updates": 0, "finetune_updates": 0, "progress": False}
+                if name != "weather-persistence"
+                else {}
+            ),
+        )
         torch.manual_seed(0)
         a.reset(0)
         a.learn(train)
@@ -205,15 +250,19 @@ def bench_rollout(quick: bool) -> None:
         t_env = _timeit(functools.partial(_env_loop, env, a, steps), 2) / steps
         inits = u.init_times[:32]
         idx = np.searchsorted(test.times, inits)
-        ctx = np.stack([test.array[i - 1:i + 1] for i in idx])
+        ctx = np.stack([test.array[i - 1 : i + 1] for i in idx])
         t_b1 = _timeit(functools.partial(a.rollout, ctx[:1], inits[:1], steps), 2) / steps
         t_b32 = _timeit(functools.partial(a.rollout, ctx, inits, steps), 1) / (steps * 32)
         rows.append((name, 1 / t_env, 1 / t_b1, 1 / t_b32))
     for name, e, b1, b32 in rows:
-        print(f"   {name:20s} env loop (act) {e:8.1f} steps/s | rollout batch 1 {b1:8.1f} | batch 32 {b32:8.1f} sample-steps/s")
+        print(
+            f"   {name:20s} env loop (act) {e:8.1f} steps/s | rollout batch 1 {b1:8.1f} | batch 32 {b32:8.1f} sample-steps/s"
+        )
     emf, res = rows[0], rows[1]
-    print(f"   EMFormer / ResNet throughput at batch 32: {emf[3] / res[3]:.2f}x; "
-          f"a 40-step 10-day forecast takes {40 / emf[1] * 1e3:.0f} ms through the env")
+    print(
+        f"   EMFormer / ResNet throughput at batch 32: {emf[3] / res[3]:.2f}x; "
+        f"a 40-step 10-day forecast takes {40 / emf[1] * 1e3:.0f} ms through the env"
+    )
 
 
 def bench_conv() -> None:
@@ -237,8 +286,12 @@ def bench_conv() -> None:
                 m.forward = m.forward_separate  # type: ignore[method-assign]
         t_net_sep = _timeit(lambda: net(xin), 3)
     print("\n3. Multi-scale depthwise convolution (96 channels, 16 x 32 tokens, batch 8)")
-    print(f"   merged 5x5 {t_merged * 1e3:.2f} ms | three separate {t_sep * 1e3:.2f} ms | separate / merged = {t_sep / t_merged:.2f}x")
-    print(f"   whole EMFormer forward: merged {t_net * 1e3:.1f} ms | separate {t_net_sep * 1e3:.1f} ms | ratio {t_net_sep / t_net:.2f}x")
+    print(
+        f"   merged 5x5 {t_merged * 1e3:.2f} ms | three separate {t_sep * 1e3:.2f} ms | separate / merged = {t_sep / t_merged:.2f}x"
+    )
+    print(
+        f"   whole EMFormer forward: merged {t_net * 1e3:.1f} ms | separate {t_net_sep * 1e3:.1f} ms | ratio {t_net_sep / t_net:.2f}x"
+    )
 
 
 def bench_generation() -> None:
@@ -252,12 +305,16 @@ def bench_generation() -> None:
     t_l96 = _timeit(lambda: generate_lorenz96("2010-01-01", "2010-12-31T18"))
     c_l96 = time.process_time() - c0
     print("\n4. Data generation (uncached, one year of 6-hourly states)")
-    print(f"   synthetic sphere (7 fields, 32 x 64): {t_sphere:.1f} s wall, {c_sphere:.1f} CPU-s per year | "
-          f"Lorenz-96: {t_l96:.2f} s wall, {c_l96:.2f} CPU-s per year")
+    print(
+        f"   synthetic sphere (7 fields, 32 x 64): {t_sphere:.1f} s wall, {c_sphere:.1f} CPU-s per year | "
+        f"Lorenz-96: {t_l96:.2f} s wall, {c_l96:.2f} CPU-s per year"
+    )
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="73 initializations instead of 730")
     a = p.parse_args()
     bench_scoring(73 if a.quick else 730, 73)

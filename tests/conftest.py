@@ -6,7 +6,9 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("ICML26_CACHE", os.path.join(os.path.dirname(__file__), "..", "results", "test-cache"))
+os.environ.setdefault(
+    "ICML26_CACHE", os.path.join(os.path.dirname(__file__), "..", "results", "test-cache")
+)
 
 import icml26  # noqa: E402,F401  (registers the env ids)
 

@@ -33,7 +33,7 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
+def _imports(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:  # noqa: C901
     out: set[str] = set()
 
     def resolve(name: str) -> str | None:
@@ -41,7 +41,7 @@ def _imports(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> s
             name = name.rpartition(".")[0]
         return name or None
 
-    def visit(node: ast.AST) -> None:
+    def visit(node: ast.AST) -> None:  # noqa: C901
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.orelse:
                 visit(child)
@@ -68,7 +68,11 @@ def _imports(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> s
                         out.add(target)
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module":
             arg = node.args[0] if node.args else None
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("icml26"):
+            if (
+                isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and arg.value.startswith("icml26")
+            ):
                 target = resolve(arg.value)
                 if target:
                     out.add(target)

@@ -15,7 +15,9 @@ def test_params_digest_is_stable_and_order_free() -> None:
     assert len(params_digest({"a": 1}, length=8)) == 8
 
 
-def test_atomic_write_replaces_files_and_folders_and_leaves_nothing_on_failure(tmp_path: Path) -> None:
+def test_atomic_write_replaces_files_and_folders_and_leaves_nothing_on_failure(
+    tmp_path: Path,
+) -> None:
     target = tmp_path / "sub" / "data.txt"
     atomic_write(target, lambda p: p.write_text("one"))
     atomic_write(target, lambda p: p.write_text("two"))
@@ -42,6 +44,37 @@ def test_atomic_write_replaces_files_and_folders_and_leaves_nothing_on_failure(t
     assert sorted(x.name for x in tmp_path.iterdir()) == ["store.zarr", "sub"]
 
 
-def test_cache_dir_follows_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_dir_follows_the_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
-    assert cache_dir("fam", "kind") == tmp_path / "fam" / "kind" and (tmp_path / "fam" / "kind").is_dir()
+    assert (
+        cache_dir("fam", "kind") == tmp_path / "fam" / "kind"
+        and (tmp_path / "fam" / "kind").is_dir()
+    )
+
+
+def test_cached_makes_once_and_regenerates_a_corrupt_entry(tmp_path: Path) -> None:
+    from icml26._paths import cached
+
+    calls = []
+
+    def make() -> str:
+        calls.append(1)
+        return "value"
+
+    def load(p: Path) -> str:
+        text = p.read_text()
+        if text != "value":
+            raise ValueError("corrupt")
+        return text
+
+    def save(v: str, p: Path) -> None:
+        p.write_text(v)
+
+    target = tmp_path / "c.txt"
+    assert cached(target, make, load, save) == "value" and len(calls) == 1
+    assert cached(target, make, load, save) == "value" and len(calls) == 1  # loaded, not made
+    target.write_text("garbage")
+    assert cached(target, make, load, save) == "value" and len(calls) == 2
+    assert target.read_text() == "value"

@@ -25,10 +25,16 @@ anyfloat = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 def _task(**kw):
     base = dict(
-        id="tutorial/x", version=1, family="tutorial", env_id="icml26/PointReach-v0",
+        id="tutorial/x",
+        version=1,
+        family="tutorial",
+        env_id="icml26/PointReach-v0",
         run_trial="icml26.benchmarks.generic:run_trial",
-        metrics=(Metric("return", "max", -10.0, 0.0), Metric("len", "min")), primary_metric="return",
-        budget=Budget(env_steps=100, extra={"k": [1, 2]}), seeds=(3, 4), env_kwargs={"a": 1},
+        metrics=(Metric("return", "max", -10.0, 0.0), Metric("len", "min")),
+        primary_metric="return",
+        budget=Budget(env_steps=100, extra={"k": [1, 2]}),
+        seeds=(3, 4),
+        env_kwargs={"a": 1},
     )
     base.update(kw)
     return Task(**base)
@@ -81,9 +87,18 @@ def test_metric_and_budget_validation() -> None:
 )
 def test_trial_result_json_round_trip(metrics, scores, seed, wall) -> None:
     r = TrialResult(
-        task_id="tutorial/x", task_version=0, agent_name="a", agent_version="1", seed=seed,
-        status="FINISHED", metrics=metrics, scores=scores, wall_time_s=wall,
-        packages={"numpy": "2"}, git_commit=None, agent_kwargs={"lr": 0.1, "n": [1, 2]},
+        task_id="tutorial/x",
+        task_version=0,
+        agent_name="a",
+        agent_version="1",
+        seed=seed,
+        status="FINISHED",
+        metrics=metrics,
+        scores=scores,
+        wall_time_s=wall,
+        packages={"numpy": "2"},
+        git_commit=None,
+        agent_kwargs={"lr": 0.1, "n": [1, 2]},
         extra={"curve": [1.0, float("nan")]},
     )
     back = TrialResult.from_json(r.to_json())

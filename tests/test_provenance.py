@@ -14,7 +14,9 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
@@ -47,7 +49,7 @@ def test_dirty_tree_is_refused_unless_draft(repo: Path) -> None:
     with pytest.raises(DirtyTreeError, match=r"experiments/x.py.*--allow-dirty"):
         provenance(argv=["x"], root=repo)
     (repo / "experiments" / "x.py").write_text("print(1)\n")
-    (repo / "new_module.py").write_text("")           # untracked code counts too
+    (repo / "new_module.py").write_text("")  # untracked code counts too
     with pytest.raises(DirtyTreeError, match="new_module.py"):
         provenance(argv=["x"], root=repo)
     prov = provenance(allow_dirty=True, argv=["x"], root=repo)

@@ -42,7 +42,9 @@ def test_both_make_forms_and_idempotent_registration() -> None:
     e1 = gym.make("icml26/PointReach-v0")
     e2 = gym.make("icml26:icml26/PointReach-v0")
     assert e1.spec.id == e2.spec.id == "icml26/PointReach-v0"
-    code = "import gymnasium as gym; env = gym.make('icml26:icml26/PointReach-v0'); print(env.spec.id)"
+    code = (
+        "import gymnasium as gym; env = gym.make('icml26:icml26/PointReach-v0'); print(env.spec.id)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "icml26/PointReach-v0"
 
@@ -108,7 +110,9 @@ def test_one_family_list_matches_the_folders_and_the_guide() -> None:
     root = Path(icml26.__file__).parent
     env_dirs = {p.name for p in (root / "envs").iterdir() if (p / "_specs.py").exists()}
     agent_dirs = {p.name for p in (root / "agents").iterdir() if (p / "_specs.py").exists()}
-    task_files = {p.stem for p in (root / "benchmarks" / "tasks").glob("*.py") if p.stem != "__init__"}
+    task_files = {
+        p.stem for p in (root / "benchmarks" / "tasks").glob("*.py") if p.stem != "__init__"
+    }
     fams = set(icml26.FAMILIES)
     assert env_dirs == fams
     assert agent_dirs == fams | {"generic"}

@@ -22,10 +22,20 @@ from icml26.protocol import Budget, Metric, Task
 
 # A one-episode variant of the tutorial task keeps these tests quick.
 QUICK = Task(
-    id="testing/quick-reach", version=0, family="tutorial", env_id="icml26/PointReach-v0",
+    id="testing/quick-reach",
+    version=0,
+    family="tutorial",
+    env_id="icml26/PointReach-v0",
     run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(Metric("return", "max"), Metric("success_rate", "max", 0, 1), Metric("episode_length", "min")),
-    primary_metric="return", budget=Budget(), seeds=(0, 1, 2), eval_episodes=1,
+    metrics=(
+        Metric("return", "max"),
+        Metric("success_rate", "max", 0, 1),
+        Metric("episode_length", "min"),
+    ),
+    primary_metric="return",
+    budget=Budget(),
+    seeds=(0, 1, 2),
+    eval_episodes=1,
 )
 benchmarks.register_task(QUICK)
 
@@ -50,7 +60,9 @@ def test_execute_trial_records_provenance() -> None:
 
 
 def test_crashing_agent_fails_alone(tmp_path: Path) -> None:
-    specs = [TrialSpec(QUICK.id, 0, a, {}, s) for a in ("point-pd", CRASH, "random") for s in (0, 1)]
+    specs = [
+        TrialSpec(QUICK.id, 0, a, {}, s) for a in ("point-pd", CRASH, "random") for s in (0, 1)
+    ]
     results = benchmarks.run(specs, store=tmp_path / "r.db", progress=False)
     by_agent = {a: [r for r in results if r.agent_name == a] for a in ("point-pd", CRASH, "random")}
     assert [r.status for r in by_agent[CRASH]] == ["FAILED", "FAILED"]
@@ -71,15 +83,22 @@ def test_crashing_agent_fails_alone(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_process_executor_survives_a_dying_worker(tmp_path: Path) -> None:
     # spawned workers only know registered tasks, so use the tutorial task itself
-    specs = [TrialSpec("tutorial/point-reach", 0, "point-pd", {}, 0),
-             TrialSpec("tutorial/point-reach", 0, KILL, {}, 0),
-             TrialSpec("tutorial/point-reach", 0, "point-pd", {}, 1)]
-    results = benchmarks.run(specs, store=tmp_path / "p.db", executor="process", workers=2, progress=False)
+    specs = [
+        TrialSpec("tutorial/point-reach", 0, "point-pd", {}, 0),
+        TrialSpec("tutorial/point-reach", 0, KILL, {}, 0),
+        TrialSpec("tutorial/point-reach", 0, "point-pd", {}, 1),
+    ]
+    results = benchmarks.run(
+        specs, store=tmp_path / "p.db", executor="process", workers=2, progress=False
+    )
     status = {(r.agent_name, r.seed): r.status for r in results}
     assert status == {("point-pd", 0): "FINISHED", (KILL, 0): "FAILED", ("point-pd", 1): "FINISHED"}
     killed = next(r for r in results if r.agent_name == KILL)
     assert "worker process died" in (killed.traceback or "") and "2 attempts" in killed.traceback
-    assert "alone in a fresh process" in killed.traceback and "exited with status 13" in killed.traceback
+    assert (
+        "alone in a fresh process" in killed.traceback
+        and "exited with status 13" in killed.traceback
+    )
     assert ProcessExecutor(workers=1).workers == 1
     with pytest.raises(ValueError, match="workers"):
         ProcessExecutor(workers=0)
@@ -102,14 +121,16 @@ def test_killed_run_resumes_only_missing_trials(tmp_path: Path) -> None:
     """Kill a run midway (SIGKILL), re-run: only the trials that never finished run again."""
     db = tmp_path / "kill.db"
     script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_runner import QUICK, SLOW
         from icml26 import benchmarks
         specs = [benchmarks.runner.TrialSpec(QUICK.id, 0, SLOW, {{"sleep_s": 0.4}}, s) for s in range(8)]
         benchmarks.run(specs, store={str(db)!r}, progress=False)
-    """))
+    """)
+    )
     proc = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
     deadline = time.time() + 120
     store = None
@@ -205,11 +226,11 @@ def test_trial_timeout_defaults_and_validation() -> None:
 
     assert resolve_trial_timeout(QUICK) == DEFAULT_TRIAL_TIMEOUT_S == 4 * 3600
     timed = dataclasses.replace(QUICK, budget=Budget(wall_clock_s=300))
-    assert resolve_trial_timeout(timed) == 2 * 300 + 600          # twice the budget plus 10 min
+    assert resolve_trial_timeout(timed) == 2 * 300 + 600  # twice the budget plus 10 min
     own = dataclasses.replace(QUICK, extra={"trial_timeout_s": 42})
     assert resolve_trial_timeout(own) == 42
-    assert resolve_trial_timeout(timed, 5.0) == 5.0                # --trial-timeout wins
-    assert resolve_trial_timeout(QUICK, float("inf")) is None      # no limit
+    assert resolve_trial_timeout(timed, 5.0) == 5.0  # --trial-timeout wins
+    assert resolve_trial_timeout(QUICK, float("inf")) is None  # no limit
     for bad in (0, -1, float("nan"), True, "10"):
         with pytest.raises(ValueError, match="trial_timeout must be a number of seconds > 0"):
             check_trial_timeout(bad)
@@ -229,9 +250,13 @@ def test_isolated_trials_match_in_process_ones(tmp_path: Path) -> None:
 
 
 def test_hang_segfault_exit_and_interrupt_each_cost_their_trial_only(tmp_path: Path) -> None:
-    specs = [TrialSpec(QUICK.id, 0, HANG, {}, 0), TrialSpec(QUICK.id, 0, SEGV, {}, 0),
-             TrialSpec(QUICK.id, 0, KILL, {}, 0), TrialSpec(QUICK.id, 0, INTERRUPT, {}, 0),
-             TrialSpec(QUICK.id, 0, "point-pd", {}, 0)]
+    specs = [
+        TrialSpec(QUICK.id, 0, HANG, {}, 0),
+        TrialSpec(QUICK.id, 0, SEGV, {}, 0),
+        TrialSpec(QUICK.id, 0, KILL, {}, 0),
+        TrialSpec(QUICK.id, 0, INTERRUPT, {}, 0),
+        TrialSpec(QUICK.id, 0, "point-pd", {}, 0),
+    ]
     t0 = time.monotonic()
     results = benchmarks.run(specs, store=tmp_path / "iso.db", progress=False, trial_timeout=3)
     took = time.monotonic() - t0
@@ -251,7 +276,9 @@ def test_hang_segfault_exit_and_interrupt_each_cost_their_trial_only(tmp_path: P
 
 def test_timed_out_trial_leaves_no_grandchild(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild.pid"
-    (r,) = LocalExecutor(trial_timeout=3).run([TrialSpec(QUICK.id, 0, FORK_HANG, {"pid_file": str(pid_file)}, 0)])
+    (r,) = LocalExecutor(trial_timeout=3).run(
+        [TrialSpec(QUICK.id, 0, FORK_HANG, {"pid_file": str(pid_file)}, 0)]
+    )
     assert r.status == "FAILED" and "TrialTimeout" in (r.traceback or "")
     grandchild = int(_wait_for(pid_file))
     deadline = time.time() + 10
@@ -262,16 +289,31 @@ def test_timed_out_trial_leaves_no_grandchild(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_process_executor_enforces_the_timeout(tmp_path: Path) -> None:
-    specs = [TrialSpec("tutorial/point-reach", 0, HANG, {}, 0), TrialSpec("tutorial/point-reach", 0, "random", {}, 0)]
-    results = benchmarks.run(specs, store=tmp_path / "pt.db", executor="process", workers=2,
-                             progress=False, trial_timeout=20)
+    specs = [
+        TrialSpec("tutorial/point-reach", 0, HANG, {}, 0),
+        TrialSpec("tutorial/point-reach", 0, "random", {}, 0),
+    ]
+    results = benchmarks.run(
+        specs,
+        store=tmp_path / "pt.db",
+        executor="process",
+        workers=2,
+        progress=False,
+        trial_timeout=20,
+    )
     assert [r.status for r in results] == ["FAILED", "FINISHED"], [r.traceback for r in results]
     assert "TrialTimeout" in (results[0].traceback or "") and 20 <= results[0].wall_time_s < 40
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "icml26.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "icml26.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 @pytest.mark.slow
@@ -280,17 +322,52 @@ def test_icml26_run_hang_and_exit_are_failed_trials_and_exit_status_1(tmp_path: 
     calling os._exit or segfaulting is FAILED, and the command's exit status is 1."""
     db = str(tmp_path / "cli.db")
     t0 = time.monotonic()
-    hang = _cli("run", "--task", "tutorial/point-reach", "--agent", HANG, "--seeds", "0",
-                "--trial-timeout", "2", "--store", db, cwd=tmp_path)
+    hang = _cli(
+        "run",
+        "--task",
+        "tutorial/point-reach",
+        "--agent",
+        HANG,
+        "--seeds",
+        "0",
+        "--trial-timeout",
+        "2",
+        "--store",
+        db,
+        cwd=tmp_path,
+    )
     assert hang.returncode == 1, hang.stderr[-2000:]
     assert "TrialTimeout" in hang.stderr and "1 failed" in hang.stdout
     assert time.monotonic() - t0 < 120
-    died = _cli("run", "--task", "tutorial/point-reach", "--agent", KILL, "--seeds", "0,1", "--store", db,
-                cwd=tmp_path)
+    died = _cli(
+        "run",
+        "--task",
+        "tutorial/point-reach",
+        "--agent",
+        KILL,
+        "--seeds",
+        "0,1",
+        "--store",
+        db,
+        cwd=tmp_path,
+    )
     assert died.returncode == 1, died.stderr[-2000:]
     assert "0 finished, 2 failed" in died.stdout and "exited with status 13" in died.stderr
-    segv = _cli("run", "--task", "tutorial/point-reach", "--agent", SEGV, "--seeds", "0", "--store", db, cwd=tmp_path)
-    assert segv.returncode == 1 and "killed by SIGSEGV (segmentation fault)" in segv.stderr, segv.stderr[-2000:]
+    segv = _cli(
+        "run",
+        "--task",
+        "tutorial/point-reach",
+        "--agent",
+        SEGV,
+        "--seeds",
+        "0",
+        "--store",
+        db,
+        cwd=tmp_path,
+    )
+    assert segv.returncode == 1 and "killed by SIGSEGV (segmentation fault)" in segv.stderr, (
+        segv.stderr[-2000:]
+    )
     store = ResultsStore(db)
     assert store.count("FAILED") == 4 and store.count("FINISHED") == 0
 
@@ -302,12 +379,14 @@ def test_killing_the_driver_kills_its_trials(tmp_path: Path) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         pid_file = tmp_path / f"gc-{sig.name}.pid"
         script = tmp_path / f"drive-{sig.name}.py"
-        script.write_text(textwrap.dedent(f"""
+        script.write_text(
+            textwrap.dedent(f"""
             from icml26 import benchmarks
             from icml26.benchmarks.runner import TrialSpec
             benchmarks.run([TrialSpec("tutorial/point-reach", 0, {FORK_HANG!r}, {{"pid_file": {str(pid_file)!r}}}, 0)],
                            store={str(tmp_path / (sig.name + ".db"))!r}, progress=False, trial_timeout=600)
-        """))
+        """)
+        )
         driver = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
         try:
             grandchild = int(_wait_for(pid_file))
@@ -326,7 +405,9 @@ def test_killing_the_driver_kills_its_trials(tmp_path: Path) -> None:
                     time.sleep(0.1)
                 assert not _alive(grandchild)
             else:
-                os.kill(grandchild, signal.SIGKILL)  # documented limit: PDEATHSIG covers the child only
+                os.kill(
+                    grandchild, signal.SIGKILL
+                )  # documented limit: PDEATHSIG covers the child only
         finally:
             if driver.poll() is None:
                 driver.kill()

@@ -36,11 +36,14 @@ def test_migrations_run_in_order_once_per_version(tmp_path: Path) -> None:
     steps = [Migration(1, "add b", add_b), Migration(2, "fill b", fill_b)]
     assert schema_version(engine, "demo") == 0
     assert migrate(engine, "demo", steps[:1]) == 1 and ran == [1]
-    assert migrate(engine, "demo", steps) == 2 and ran == [1, 2]    # only the new step
-    assert migrate(engine, "demo", steps) == 2 and ran == [1, 2]    # nothing left to do
+    assert migrate(engine, "demo", steps) == 2 and ran == [1, 2]  # only the new step
+    assert migrate(engine, "demo", steps) == 2 and ran == [1, 2]  # nothing left to do
     assert schema_version(engine, "demo") == 2 and schema_version(engine, "other") == 0
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT id, a, b FROM t ORDER BY id")).all() == [(1, "x", 10), (2, "y", 20)]
+        assert conn.execute(sa.text("SELECT id, a, b FROM t ORDER BY id")).all() == [
+            (1, "x", 10),
+            (2, "y", 20),
+        ]
     with pytest.raises(RuntimeError, match="schema version 2, newer than this code's 1"):
         migrate(engine, "demo", steps[:1])
 
@@ -91,12 +94,15 @@ def test_concurrent_openers_migrate_once(tmp_path: Path) -> None:
 
     steps = [Migration(1, "count", count)]
     barrier = threading.Barrier(4)
-    out: list[int] = []
+    out: list[object] = []
 
     def opener() -> None:
         engine = sa.create_engine(f"sqlite:///{tmp_path / 's.db'}", connect_args={"timeout": 60})
         barrier.wait()
-        out.append(migrate(engine, "demo", steps))
+        try:
+            out.append(migrate(engine, "demo", steps))
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            out.append(repr(e))
         engine.dispose()
 
     threads = [threading.Thread(target=opener) for _ in range(4)]
@@ -105,3 +111,15 @@ def test_concurrent_openers_migrate_once(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert out == [1, 1, 1, 1] and ran == [1]
+
+
+def test_results_store_records_its_schema_version(tmp_path) -> None:
+    from icml26._schema import schema_version
+    from icml26.benchmarks.store import MIGRATIONS, ResultsStore
+
+    st = ResultsStore(tmp_path / "r.db")
+    assert st.schema_version == len(MIGRATIONS) == schema_version(st.engine, "results")
+    st.close()
+    again = ResultsStore(tmp_path / "r.db")  # a second open changes nothing
+    assert again.schema_version == len(MIGRATIONS)
+    again.close()

@@ -41,8 +41,12 @@ def test_vectorized_iqm_statistic_matches_scipy_trim_mean() -> None:
     rng = np.random.default_rng(5)
     for n in (1, 2, 3, 4, 5, 7, 8, 13, 40):
         x = rng.normal(size=(6, n))
-        assert _trim_mean_stat(x, axis=-1) == pytest.approx(sps.trim_mean(x, 0.25, axis=-1), rel=1e-12)
-        assert _trim_mean_stat(x.T, axis=0) == pytest.approx(sps.trim_mean(x.T, 0.25, axis=0), rel=1e-12)
+        assert _trim_mean_stat(x, axis=-1) == pytest.approx(
+            sps.trim_mean(x, 0.25, axis=-1), rel=1e-12
+        )
+        assert _trim_mean_stat(x.T, axis=0) == pytest.approx(
+            sps.trim_mean(x.T, 0.25, axis=0), rel=1e-12
+        )
 
 
 def test_iqm_ci_seeded_no_global_state_and_degenerate_cases() -> None:
@@ -50,11 +54,11 @@ def test_iqm_ci_seeded_no_global_state_and_degenerate_cases() -> None:
     np.random.seed(123)
     before = np.random.get_state()[1].copy()
     a, b = iqm_ci(x, seed=1), iqm_ci(x, seed=1)
-    assert np.array_equal(np.random.get_state()[1], before)     # global RNG untouched
+    assert np.array_equal(np.random.get_state()[1], before)  # global RNG untouched
     assert a == b and isinstance(a, Interval) and a.method == "BCa" and a.n == 10
     point, lo, hi = a
     assert lo < point < hi and point == pytest.approx(iqm(x))
-    assert iqm_ci(x, seed=2) != a                                # the seed matters
+    assert iqm_ci(x, seed=2) != a  # the seed matters
     one = iqm_ci([2.0])
     assert one == (2.0, 2.0, 2.0) and "n=1" in one.note
     same = iqm_ci([3.0] * 6)
@@ -62,11 +66,13 @@ def test_iqm_ci_seeded_no_global_state_and_degenerate_cases() -> None:
     # n = 3: IQM is the mean, Student-t interval (no 10-resample percentile bootstrap)
     small = iqm_ci([16.0, 16.0, 17.0])
     half = sps.t.ppf(0.975, 2) * np.std([16, 16, 17], ddof=1) / np.sqrt(3)
-    assert small.estimate == pytest.approx(49 / 3) and small.high - small.estimate == pytest.approx(half)
+    assert small.estimate == pytest.approx(49 / 3) and small.high - small.estimate == pytest.approx(
+        half
+    )
     # a bounded metric: the n = 2 Student-t interval (+-12.7 standard errors) is clipped to [0, 1]
     rate = iqm_ci([0.1, 0.9], bounds=(0.0, 1.0))
     assert rate == (0.5, 0.0, 1.0) and "clipped" in rate.note
-    assert iqm_ci(x, reps=500, seed=1) == iqm_ci(x, n_resamples=500, seed=1)   # old keyword
+    assert iqm_ci(x, reps=500, seed=1) == iqm_ci(x, n_resamples=500, seed=1)  # old keyword
     assert pickle.loads(pickle.dumps(a)).method == "BCa"
     with pytest.raises(ValueError, match="finite"):
         iqm_ci([1.0, float("nan")])
@@ -97,7 +103,7 @@ def test_bca_matches_the_exact_interval_of_an_exponential_mean() -> None:
     est, lo, hi = mean_ci(x, seed=0, n_resamples=4000)
     width = exact_hi - exact_lo
     assert abs(lo - exact_lo) < 0.1 * width and abs(hi - exact_hi) < 0.1 * width
-    assert (hi - est) > (est - lo)                  # skewed to the right like the exact one
+    assert (hi - est) > (est - lo)  # skewed to the right like the exact one
     # coverage over repeated samples is close to 95%
     theta, hits = 1.0, 0
     for i in range(120):
@@ -146,8 +152,13 @@ def test_paired_sign_flip_p_enumerated_by_hand() -> None:
     # against scipy's exact paired permutation test on a random case
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=9), rng.normal(size=9) - 0.6
-    ref = sps.permutation_test((a, b), lambda u, v, axis: np.mean(u - v, axis=axis),
-                               permutation_type="samples", n_resamples=np.inf, vectorized=True)
+    ref = sps.permutation_test(
+        (a, b),
+        lambda u, v, axis: np.mean(u - v, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    )
     r = paired_test(a, b)
     assert r.p_value == pytest.approx(ref.pvalue) and r.low < r.diff < r.high
     # n = 5 can never reach p < 0.05, and the note says so
@@ -159,7 +170,7 @@ def test_paired_sign_flip_p_enumerated_by_hand() -> None:
 def test_paired_monte_carlo_and_bootstrap_interval() -> None:
     rng = np.random.default_rng(11)
     a = rng.normal(0.5, 1.0, size=40)
-    b = a - 0.5 + rng.normal(0, 0.3, size=40)       # a better than b by ~0.5 on every unit
+    b = a - 0.5 + rng.normal(0, 0.3, size=40)  # a better than b by ~0.5 on every unit
     r = paired_test(a, b, n_resamples=5000, seed=4)
     assert r.p_method == "monte-carlo" and r.p_value == pytest.approx(1 / 5001)
     assert r.low < 0.5 < r.high and r.low > 0
@@ -209,16 +220,22 @@ def test_bootstrap_ci_generic_statistic_and_rows() -> None:
 def test_probability_of_improvement_and_profiles() -> None:
     assert probability_of_improvement([2, 3, 4], [0, 1, 1.5])[0] == 1.0
     assert probability_of_improvement([0, 1], [2, 3])[0] == 0.0
-    assert probability_of_improvement([1, 2], [1, 2])[0] == pytest.approx(0.5)   # ties count half
+    assert probability_of_improvement([1, 2], [1, 2])[0] == pytest.approx(0.5)  # ties count half
     # 1 > 0 and 3 > 0, 2 vs {0, 2}: (1 + 0.5 + 1 + 1 + 1 + 1) / 6 ... = P over 3x2 pairs
     est = probability_of_improvement([1, 2, 3], [0, 2])[0]
     assert est == pytest.approx((1 + 0 + 1 + 0.5 + 1 + 1) / 6)
     scores = np.array([[0.1, 0.5], [0.9, 0.7]])
     assert performance_profile(scores, [0.0, 0.5, 0.95]) == pytest.approx([1.0, 0.5, 0.0])
-    pts, cis = interval_estimates({"a": scores, "b": scores + 0.1}, lambda s: np.array([iqm(s.ravel())]), reps=200)
+    pts, cis = interval_estimates(
+        {"a": scores, "b": scores + 0.1}, lambda s: np.array([iqm(s.ravel())]), reps=200
+    )
     assert cis["a"].shape == (2, 1) and cis["a"][0, 0] <= pts["a"][0] <= cis["a"][1, 0]
-    assert interval_estimates({"a": scores}, lambda s: np.array([s.mean()]), reps=200)[1]["a"].tolist() == \
+    assert (
         interval_estimates({"a": scores}, lambda s: np.array([s.mean()]), reps=200)[1]["a"].tolist()
+        == interval_estimates({"a": scores}, lambda s: np.array([s.mean()]), reps=200)[1][
+            "a"
+        ].tolist()
+    )
 
 
 def test_paired_comparison_compat() -> None:

@@ -11,10 +11,20 @@ from icml26.benchmarks.store import ResultsStore
 from icml26.protocol import Budget, Metric, Task, TrialResult
 
 HASHED = Task(
-    id="testing/hash-reach", version=0, family="tutorial", env_id="icml26/PointReach-v0",
+    id="testing/hash-reach",
+    version=0,
+    family="tutorial",
+    env_id="icml26/PointReach-v0",
     run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(Metric("return", "max"), Metric("success_rate", "max", 0, 1), Metric("episode_length", "min")),
-    primary_metric="return", budget=Budget(), seeds=(0, 1), eval_episodes=1,
+    metrics=(
+        Metric("return", "max"),
+        Metric("success_rate", "max", 0, 1),
+        Metric("episode_length", "min"),
+    ),
+    primary_metric="return",
+    budget=Budget(),
+    seeds=(0, 1),
+    eval_episodes=1,
 )
 benchmarks.register_task(HASHED)
 
@@ -30,21 +40,36 @@ def test_keys_carry_the_definition_hash(tmp_path: Path) -> None:
 def test_legacy_and_foreign_rows_are_not_reused_nor_mixed(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     spec = TrialSpec(HASHED.id, 0, "random", {}, 0)
-    common = dict(task_id=HASHED.id, task_version=0, agent_name="random", agent_version="1", seed=0,
-                  status="FINISHED", metrics={"return": 1e6, "success_rate": 1.0, "episode_length": 1.0})
-    legacy = TrialResult(**common)                                   # stored before hashes existed
-    other = TrialResult(**{**common, "seed": 1}, task_hash=dataclasses.replace(HASHED, seeds=(5,)).definition_hash)
+    common = dict(
+        task_id=HASHED.id,
+        task_version=0,
+        agent_name="random",
+        agent_version="1",
+        seed=0,
+        status="FINISHED",
+        metrics={"return": 1e6, "success_rate": 1.0, "episode_length": 1.0},
+    )
+    legacy = TrialResult(**common)  # stored before hashes existed
+    other = TrialResult(
+        **{**common, "seed": 1}, task_hash=dataclasses.replace(HASHED, seeds=(5,)).definition_hash
+    )
     with ResultsStore(db) as st:
         st.put(legacy)
         st.put(other)
         assert "~" not in legacy.key and legacy.key in st.finished_keys()
-        assert {r.seed for r in st.stale(lambda t, v: benchmarks.get_task(t, v).definition_hash)} == {0, 1}
-    results = benchmarks.run([spec, TrialSpec(HASHED.id, 0, "random", {}, 1)], store=db, progress=False)
-    assert [r.task_hash for r in results] == [HASHED.definition_hash] * 2   # both re-run
+        assert {
+            r.seed for r in st.stale(lambda t, v: benchmarks.get_task(t, v).definition_hash)
+        } == {0, 1}
+    results = benchmarks.run(
+        [spec, TrialSpec(HASHED.id, 0, "random", {}, 1)], store=db, progress=False
+    )
+    assert [r.task_hash for r in results] == [HASHED.definition_hash] * 2  # both re-run
     with ResultsStore(db) as st:
         everything = st.results()
     assert len(everything) == 4
-    (table,) = [t for t in benchmarks.aggregate(everything, progress=False) if t.task_id == HASHED.id]
+    (table,) = [
+        t for t in benchmarks.aggregate(everything, progress=False) if t.task_id == HASHED.id
+    ]
     assert table.stale == 2 and table.rows[0].n_finished == 2
-    assert table.rows[0].cells["return"].iqm < 1e6                   # the legacy value is not mixed in
+    assert table.rows[0].cells["return"].iqm < 1e6  # the legacy value is not mixed in
     assert "2 trial(s) of another definition" in benchmarks.format_tables([table])

@@ -27,11 +27,17 @@ def test_task_definitions_match_golden() -> None:
 
 
 def test_every_env_id_is_in_the_golden_file() -> None:
-    current = {"envs": {s["id"]: GOLDEN.get("envs", {}).get(s["id"]) for s in ENV_SPECS},
-               "parallel_envs": {s["name"]: GOLDEN.get("parallel_envs", {}).get(s["name"]) for s in PARALLEL_SPECS}}
+    current = {
+        "envs": {s["id"]: GOLDEN.get("envs", {}).get(s["id"]) for s in ENV_SPECS},
+        "parallel_envs": {
+            s["name"]: GOLDEN.get("parallel_envs", {}).get(s["name"]) for s in PARALLEL_SPECS
+        },
+    }
     missing = [k for sec in current.values() for k, v in sec.items() if v is None]
     removed = sorted(set(GOLDEN.get("envs", {})) - {s["id"] for s in ENV_SPECS})
-    assert not missing, f"env ids not in the golden file: {missing}; run `python -m icml26.testing.golden --update`"
+    assert not missing, (
+        f"env ids not in the golden file: {missing}; run `python -m icml26.testing.golden --update`"
+    )
     assert not removed, f"env ids removed (old versions must stay registered): {removed}"
 
 
@@ -39,7 +45,9 @@ def test_every_env_id_is_in_the_golden_file() -> None:
 def test_env_rollout_matches_golden(spec: dict) -> None:
     want = GOLDEN["envs"].get(spec["id"])
     if want is None:
-        pytest.fail(f"{spec['id']} is not in the golden file: run `python -m icml26.testing.golden --update`")
+        pytest.fail(
+            f"{spec['id']} is not in the golden file: run `python -m icml26.testing.golden --update`"
+        )
     got = golden.env_digest(spec["id"], spec.get("test_kwargs"))
     problems = golden.compare({"envs": {spec["id"]: want}}, {"envs": {spec["id"]: got}})
     assert not problems, "\n".join(problems)
@@ -49,15 +57,24 @@ def test_env_rollout_matches_golden(spec: dict) -> None:
 def test_parallel_env_rollout_matches_golden(spec: dict) -> None:
     want = GOLDEN["parallel_envs"].get(spec["name"])
     got = golden.parallel_env_digest(spec)
-    assert want == got, golden.compare({"parallel_envs": {spec["name"]: want or {}}},
-                                       {"parallel_envs": {spec["name"]: got}})
+    assert want == got, golden.compare(
+        {"parallel_envs": {spec["name"]: want or {}}}, {"parallel_envs": {spec["name"]: got}}
+    )
 
 
 def test_compare_names_each_kind_of_change() -> None:
-    old = {"tasks": {"a/x@v0": "111", "a/y@v0": "222"}, "envs": {"icml26/X-v0": {"hash": "h", "reward_sum": 1.0}}}
-    new = {"tasks": {"a/x@v0": "999", "a/z@v0": "333"}, "envs": {"icml26/X-v0": {"hash": "k", "reward_sum": 2.0}}}
+    old = {
+        "tasks": {"a/x@v0": "111", "a/y@v0": "222"},
+        "envs": {"icml26/X-v0": {"hash": "h", "reward_sum": 1.0}},
+    }
+    new = {
+        "tasks": {"a/x@v0": "999", "a/z@v0": "333"},
+        "envs": {"icml26/X-v0": {"hash": "k", "reward_sum": 2.0}},
+    }
     problems = golden.compare(old, new)
-    assert any("task a/x@v0 changed without a version bump" in p and "111 -> 999" in p for p in problems)
+    assert any(
+        "task a/x@v0 changed without a version bump" in p and "111 -> 999" in p for p in problems
+    )
     assert any("a/y@v0 is in the golden file but no longer registered" in p for p in problems)
     assert any("a/z@v0 is new" in p for p in problems)
     assert any("env icml26/X-v0 changed" in p and "reward_sum 1.0 -> 2.0" in p for p in problems)
@@ -83,5 +100,8 @@ def test_definition_hash_follows_the_definition_not_the_prose() -> None:
     task = golden.package_tasks()[0]
     assert task.definition_hash == golden.task_digest(task) and len(task.definition_hash) == 12
     assert dataclasses.replace(task, description="reworded").definition_hash == task.definition_hash
-    assert dataclasses.replace(task, budget=Budget(env_steps=7)).definition_hash != task.definition_hash
+    assert (
+        dataclasses.replace(task, budget=Budget(env_steps=7)).definition_hash
+        != task.definition_hash
+    )
     assert dataclasses.replace(task, seeds=(9,)).definition_hash != task.definition_hash

@@ -26,6 +26,7 @@ from icml26._entry_points import load_entry_point, unknown_name_error
 
 __all__ = ["AgentSpec", "register", "make", "spec", "names", "all_specs", "agent_version"]
 
+
 def _agent_families() -> tuple[str, ...]:
     """``generic`` plus the families of :data:`icml26.FAMILIES` (the one family list)."""
     from icml26 import FAMILIES
@@ -89,7 +90,9 @@ def _load() -> None:
                 mod = importlib.import_module(f"icml26.agents.{fam}._specs")
                 found.extend((fam, s) for s in getattr(mod, "AGENT_SPECS", ()))
             for fam, s in found:
-                register(family=s.get("family", fam), **{k: v for k, v in s.items() if k != "family"})
+                register(
+                    family=s.get("family", fam), **{k: v for k, v in s.items() if k != "family"}
+                )
             _loaded = True
         finally:
             _loading = False
@@ -123,7 +126,9 @@ def make(name: str, **kwargs: Any) -> Any:
     try:
         agent = cls(**merged)
     except TypeError as e:
-        raise TypeError(f"cannot construct agent {name!r} ({s.entry_point}) with kwargs {merged}: {e}") from e
+        raise TypeError(
+            f"cannot construct agent {name!r} ({s.entry_point}) with kwargs {merged}: {e}"
+        ) from e
     for method in ("reset", "act"):
         if not callable(getattr(agent, method, None)):
             raise TypeError(

@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class SuiteEntry:
     """One line of a suite: a task, the agents to run on it (name -> kwargs), and the seeds
@@ -106,7 +105,9 @@ def list_tasks(family: str | None = None) -> list[Task]:
     """The latest version of every registered task, optionally of one family."""
     _load()
     order = {f: i for i, f in enumerate(FAMILIES)}
-    found = [t for k, t in _tasks.items() if "@v" not in k and (family is None or t.family == family)]
+    found = [
+        t for k, t in _tasks.items() if "@v" not in k and (family is None or t.family == family)
+    ]
     return sorted(found, key=lambda t: (order.get(t.family, len(order)), t.id))
 
 

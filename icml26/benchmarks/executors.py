@@ -60,10 +60,17 @@ class LocalExecutor:
     child that uses several threads after the driver used its thread pool.
     """
 
-    def __init__(self, workers: int = 1, trial_timeout: float | None = None,
-                 isolation: str | None = None, max_retries: int = 1) -> None:
+    def __init__(
+        self,
+        workers: int = 1,
+        trial_timeout: float | None = None,
+        isolation: str | None = None,
+        max_retries: int = 1,
+    ) -> None:
         if isolation not in (None, "fork", "spawn", "forkserver", "none"):
-            raise ValueError(f"LocalExecutor: isolation must be 'fork', 'spawn' or 'none', got {isolation!r}")
+            raise ValueError(
+                f"LocalExecutor: isolation must be 'fork', 'spawn' or 'none', got {isolation!r}"
+            )
         self.workers = 1
         self.trial_timeout = check_trial_timeout(trial_timeout)
         if isolation is None:
@@ -78,8 +85,13 @@ class LocalExecutor:
             for spec in specs:
                 yield execute_trial(spec)
             return
-        yield from TrialProcesses(workers=1, start_method=self.isolation, trial_timeout=self.trial_timeout,
-                                  max_retries=self.max_retries, trials_per_child=1).run(specs)
+        yield from TrialProcesses(
+            workers=1,
+            start_method=self.isolation,
+            trial_timeout=self.trial_timeout,
+            max_retries=self.max_retries,
+            trials_per_child=1,
+        ).run(specs)
 
 
 class ProcessExecutor:
@@ -93,8 +105,14 @@ class ProcessExecutor:
     fresh process (no global state crosses trials); ``None`` reuses the workers.
     """
 
-    def __init__(self, workers: int = 2, max_retries: int = 1, max_tasks_per_child: int | None = 1,
-                 trial_timeout: float | None = None, start_method: str = "spawn") -> None:
+    def __init__(
+        self,
+        workers: int = 2,
+        max_retries: int = 1,
+        max_tasks_per_child: int | None = 1,
+        trial_timeout: float | None = None,
+        start_method: str = "spawn",
+    ) -> None:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"ProcessExecutor: workers must be >= 1, got {workers}")
         self.workers = workers
@@ -104,6 +122,10 @@ class ProcessExecutor:
         self.start_method = start_method
 
     def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
-        yield from TrialProcesses(workers=self.workers, start_method=self.start_method,
-                                  trial_timeout=self.trial_timeout, max_retries=self.max_retries,
-                                  trials_per_child=self.max_tasks_per_child).run(specs)
+        yield from TrialProcesses(
+            workers=self.workers,
+            start_method=self.start_method,
+            trial_timeout=self.trial_timeout,
+            max_retries=self.max_retries,
+            trials_per_child=self.max_tasks_per_child,
+        ).run(specs)

@@ -31,8 +31,13 @@ def learn_if_learner(agent: Any, env_or_dataset: Any, task: Task) -> dict[str, A
     return dict(stats) if stats else {}
 
 
-def train_phase(task: Task, agent: Any, seed: int, env_or_dataset: Any = None,
-                env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+def train_phase(
+    task: Task,
+    agent: Any,
+    seed: int,
+    env_or_dataset: Any = None,
+    env_kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The common preamble of a trial: bind the agent to a training env seeded from ``seed``
     (``derive_seed(seed, "train")``, its action space too), ``agent.reset(seed)``, and let the
     agent learn within ``task.budget`` when it is a learner; returns the learner's stats.
@@ -63,9 +68,16 @@ class Episode(NamedTuple):
     truncated: bool
 
 
-def rollout(agent: Any, env: gym.Env[Any, Any], seed: int, options: dict[str, Any] | None = None, *,
-            act: Callable[[Any, dict[str, Any]], Any] | None = None, reset_agent: bool = True,
-            max_steps: int | None = None) -> Episode:
+def rollout(
+    agent: Any,
+    env: gym.Env[Any, Any],
+    seed: int,
+    options: dict[str, Any] | None = None,
+    *,
+    act: Callable[[Any, dict[str, Any]], Any] | None = None,
+    reset_agent: bool = True,
+    max_steps: int | None = None,
+) -> Episode:
     """One episode: ``env.reset(seed=seed, options=options)``, ``agent.reset(seed)`` (unless
     ``reset_agent`` is False), then ``agent.act`` (or ``act(obs, info)``) until the episode ends
     or ``max_steps`` steps (which then counts as truncated)."""
@@ -113,4 +125,6 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         "success_rate": float(np.mean(successes)),
         "episode_length": float(np.mean(lengths)),
     }
-    return TrialOutcome(metrics=metrics, scores=returns, extra={"learn": learn_stats} if learn_stats else {})
+    return TrialOutcome(
+        metrics=metrics, scores=returns, extra={"learn": learn_stats} if learn_stats else {}
+    )

@@ -57,7 +57,11 @@ _live_lock = threading.Lock()
 
 def default_start_method() -> str:
     """``fork`` where it is safe and available (Linux), else ``spawn``."""
-    return "fork" if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return (
+        "fork"
+        if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+        else "spawn"
+    )
 
 
 def kill_group(pid: int) -> None:
@@ -165,16 +169,23 @@ def _death_reason(exitcode: int | None) -> str:
             name = signal.Signals(-exitcode).name
         except ValueError:
             name = f"signal {-exitcode}"
-        what = {"SIGSEGV": " (segmentation fault)", "SIGKILL": " (killed, e.g. by the OOM killer)",
-                "SIGABRT": " (abort)", "SIGBUS": " (bus error)"}.get(name, "")
+        what = {
+            "SIGSEGV": " (segmentation fault)",
+            "SIGKILL": " (killed, e.g. by the OOM killer)",
+            "SIGABRT": " (abort)",
+            "SIGBUS": " (bus error)",
+        }.get(name, "")
         return f"killed by {name}{what}"
     return f"exited with status {exitcode} before returning a result (os._exit or a crash)"
 
 
 def timeout_result(spec: TrialSpec, limit: float, elapsed: float, overridden: bool) -> TrialResult:
     """The FAILED result of a trial killed at its wall-clock limit."""
-    source = ("set by --trial-timeout / trial_timeout" if overridden else
-              "the task's default; change it with --trial-timeout")
+    source = (
+        "set by --trial-timeout / trial_timeout"
+        if overridden
+        else "the task's default; change it with --trial-timeout"
+    )
     return failed_result(
         spec,
         f"TrialTimeout: the trial ran longer than its wall-clock limit of {limit:g} s ({source}) "
@@ -197,16 +208,27 @@ class TrialProcesses:
             per trial; ``None``: children are reused until one dies or times out).
     """
 
-    def __init__(self, workers: int = 1, start_method: str | None = None,
-                 trial_timeout: float | None = None, max_retries: int = 1,
-                 trials_per_child: int | None = 1) -> None:
+    def __init__(
+        self,
+        workers: int = 1,
+        start_method: str | None = None,
+        trial_timeout: float | None = None,
+        max_retries: int = 1,
+        trials_per_child: int | None = 1,
+    ) -> None:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"TrialProcesses: workers must be an int >= 1, got {workers!r}")
         if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"TrialProcesses: max_retries must be an int >= 0, got {max_retries!r}")
-        if trials_per_child is not None and (not isinstance(trials_per_child, int) or trials_per_child < 1):
-            raise ValueError(f"TrialProcesses: trials_per_child must be None or an int >= 1, "
-                             f"got {trials_per_child!r}")
+            raise ValueError(
+                f"TrialProcesses: max_retries must be an int >= 0, got {max_retries!r}"
+            )
+        if trials_per_child is not None and (
+            not isinstance(trials_per_child, int) or trials_per_child < 1
+        ):
+            raise ValueError(
+                f"TrialProcesses: trials_per_child must be None or an int >= 1, "
+                f"got {trials_per_child!r}"
+            )
         self.workers = workers
         self.start_method = start_method or default_start_method()
         self.ctx: Any = multiprocessing.get_context(self.start_method)
@@ -218,8 +240,12 @@ class TrialProcesses:
     # ------------------------------------------------------------------ children
     def _start(self) -> _Slot:
         parent, child = self.ctx.Pipe(duplex=True)
-        proc = self.ctx.Process(target=_child_main, args=(child, os.getpid(), self.trials_per_child),
-                                daemon=True, name="icml26-trial")
+        proc = self.ctx.Process(
+            target=_child_main,
+            args=(child, os.getpid(), self.trials_per_child),
+            daemon=True,
+            name="icml26-trial",
+        )
         proc.start()
         child.close()
         with _live_lock:
@@ -250,7 +276,11 @@ class TrialProcesses:
         self._warmed.add(key)
         import importlib
 
-        names = ["torch", "threadpoolctl", task.run_trial.partition(":")[0]]  # torch: seed_everything
+        names = [
+            "torch",
+            "threadpoolctl",
+            task.run_trial.partition(":")[0],
+        ]  # torch: seed_everything
         if agent is not None:
             names.append(agent.entry_point.partition(":")[0])
         try:
@@ -277,7 +307,7 @@ class TrialProcesses:
         return True
 
     # ------------------------------------------------------------------ run
-    def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
+    def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:  # noqa: C901
         queue: deque[TrialSpec] = deque(specs)
         if not queue:
             return
@@ -295,12 +325,16 @@ class TrialProcesses:
                         task, agent = driver_registrations(spec)
                         self._warm(task, agent)  # before the fork, so that the child has it
                         slot = idle.pop() if idle else self._start()
-                        if not self._assign(slot, spec, task, agent):  # the idle child died meanwhile
+                        if not self._assign(
+                            slot, spec, task, agent
+                        ):  # the idle child died meanwhile
                             self._stop(slot, kill=True)
                             slot = self._start()
                             if not self._assign(slot, spec, task, agent):
                                 self._stop(slot, kill=True)
-                                yield failed_result(spec, "could not start a child process for the trial")
+                                yield failed_result(
+                                    spec, "could not start a child process for the trial"
+                                )
                                 continue
                         busy.append(slot)
                     now = time.monotonic()
@@ -322,9 +356,15 @@ class TrialProcesses:
                             busy.remove(slot)
                             if result is not None:
                                 if spec.key in deaths:
-                                    result.extra = {**result.extra, "executor_retries": list(deaths[spec.key])}
+                                    result.extra = {
+                                        **result.extra,
+                                        "executor_retries": list(deaths[spec.key]),
+                                    }
                                 yield result
-                                reuse = (self.trials_per_child is None or slot.trials < self.trials_per_child)
+                                reuse = (
+                                    self.trials_per_child is None
+                                    or slot.trials < self.trials_per_child
+                                )
                                 if reuse and slot.proc.is_alive():
                                     idle.append(slot)
                                 else:
@@ -342,14 +382,17 @@ class TrialProcesses:
                                     spec,
                                     f"worker process died during the trial ({len(tries)} attempts, each "
                                     "alone in a fresh process of its own, so this trial itself kills "
-                                    "its process: segfault, OOM kill or os._exit): " + "; ".join(tries),
+                                    "its process: segfault, OOM kill or os._exit): "
+                                    + "; ".join(tries),
                                     wall_time_s=elapsed,
                                 )
                         elif slot.deadline is not None and time.monotonic() >= slot.deadline:
                             busy.remove(slot)
                             self._stop(slot, kill=True)
                             assert slot.limit is not None
-                            yield timeout_result(spec, slot.limit, elapsed, self.trial_timeout is not None)
+                            yield timeout_result(
+                                spec, slot.limit, elapsed, self.trial_timeout is not None
+                            )
         finally:
             for slot in busy + idle:
                 self._stop(slot, kill=slot in busy)

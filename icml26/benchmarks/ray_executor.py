@@ -51,8 +51,13 @@ _DEATH_ERRORS = (
 )
 
 
-def ray_trial(spec: TrialSpec, task: Task | None = None, agent: AgentSpec | None = None,
-              trial_timeout: float | None = None, max_retries: int = 1) -> TrialResult:
+def ray_trial(
+    spec: TrialSpec,
+    task: Task | None = None,
+    agent: AgentSpec | None = None,
+    trial_timeout: float | None = None,
+    max_retries: int = 1,
+) -> TrialResult:
     """The body of one Ray task: the trial in a forked child of the Ray worker, under its
     wall-clock limit (:class:`~icml26.benchmarks.isolation.TrialProcesses`).
 
@@ -65,8 +70,13 @@ def ray_trial(spec: TrialSpec, task: Task | None = None, agent: AgentSpec | None
 
     try:
         ensure_registered(task, agent)
-        runner = TrialProcesses(workers=1, start_method=default_start_method(), trial_timeout=trial_timeout,
-                                max_retries=max_retries, trials_per_child=1)
+        runner = TrialProcesses(
+            workers=1,
+            start_method=default_start_method(),
+            trial_timeout=trial_timeout,
+            max_retries=max_retries,
+            trials_per_child=1,
+        )
         (result,) = list(runner.run([spec]))
         return result
     except BaseException:  # noqa: BLE001 - SystemExit, version skew, ...: the trial fails
@@ -114,14 +124,20 @@ class RayExecutor:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"RayExecutor: workers must be an int >= 1, got {workers!r}")
         if not isinstance(cpus_per_trial, (int, float)) or cpus_per_trial <= 0:
-            raise ValueError(f"RayExecutor: cpus_per_trial must be a number > 0, got {cpus_per_trial!r}")
+            raise ValueError(
+                f"RayExecutor: cpus_per_trial must be a number > 0, got {cpus_per_trial!r}"
+            )
         if not isinstance(gpus_per_trial, (int, float)) or gpus_per_trial < 0:
-            raise ValueError(f"RayExecutor: gpus_per_trial must be a number >= 0, got {gpus_per_trial!r}")
+            raise ValueError(
+                f"RayExecutor: gpus_per_trial must be a number >= 0, got {gpus_per_trial!r}"
+            )
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"RayExecutor: max_retries must be an int >= 0, got {max_retries!r}")
         if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise ValueError(f"RayExecutor: address must be a non-empty string like 'auto' or "
-                             f"'ray://head:10001', got {address!r}")
+            raise ValueError(
+                f"RayExecutor: address must be a non-empty string like 'auto' or "
+                f"'ray://head:10001', got {address!r}"
+            )
         self.workers = workers
         self.address = address
         self.cpus_per_trial = float(cpus_per_trial)
@@ -192,12 +208,16 @@ class RayExecutor:
             max_calls = 1 if self.fresh_worker_per_trial else 0
             remote_trial = ray.remote(max_calls=max_calls)(ray_trial).options(**options)
             attempts: dict[str, list[str]] = {}
-            death_errors = tuple(getattr(ray.exceptions, n) for n in _DEATH_ERRORS
-                                 if hasattr(ray.exceptions, n))
+            death_errors = tuple(
+                getattr(ray.exceptions, n) for n in _DEATH_ERRORS if hasattr(ray.exceptions, n)
+            )
 
             def submit(spec: TrialSpec) -> None:
-                pending[remote_trial.remote(spec, *driver_registrations(spec), self.trial_timeout,
-                                            self.max_retries)] = spec
+                pending[
+                    remote_trial.remote(
+                        spec, *driver_registrations(spec), self.trial_timeout, self.max_retries
+                    )
+                ] = spec
 
             for spec in specs:
                 submit(spec)

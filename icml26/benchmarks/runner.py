@@ -33,8 +33,17 @@ from icml26.benchmarks.trial import (  # noqa: F401  (re-exported: the names use
 )
 from icml26.protocol import TrialResult
 
-__all__ = ["TrialSpec", "execute_trial", "run", "package_versions", "git_commit", "seed_everything",
-           "resolve_trial_timeout", "DEFAULT_TRIAL_TIMEOUT_S", "VersionSkewError"]
+__all__ = [
+    "TrialSpec",
+    "execute_trial",
+    "run",
+    "package_versions",
+    "git_commit",
+    "seed_everything",
+    "resolve_trial_timeout",
+    "DEFAULT_TRIAL_TIMEOUT_S",
+    "VersionSkewError",
+]
 
 
 def _dedupe(trials: Iterable[TrialSpec]) -> list[TrialSpec]:
@@ -79,7 +88,9 @@ def run(
         elif hasattr(executor, "trial_timeout"):
             executor.trial_timeout = trial_timeout
         else:
-            raise ValueError(f"trial_timeout: the executor {executor!r} has no trial_timeout attribute")
+            raise ValueError(
+                f"trial_timeout: the executor {executor!r} has no trial_timeout attribute"
+            )
     ex = make_executor(executor, workers=workers, **options)
     bar = _progress(len(todo), progress, desc=f"trials ({len(specs) - len(todo)} already done)")
     # Executors start trials in ``todo`` order, ``workers`` at a time: the running ones are the

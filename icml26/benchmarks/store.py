@@ -24,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from icml26._schema import Migration, migrate
 from icml26.protocol import TrialResult
 
 DEFAULT_STORE = "results/icml26.db"
@@ -54,8 +55,9 @@ def store_url(location: str | os.PathLike[str] | None = None) -> str:
     return f"sqlite:///{path}"
 
 
-def open_engine(url: str, metadata: sa.MetaData, *, foreign_keys: bool = False,
-                threads: bool = False) -> sa.engine.Engine:
+def open_engine(
+    url: str, metadata: sa.MetaData, *, foreign_keys: bool = False, threads: bool = False
+) -> sa.engine.Engine:
     """A SQLAlchemy engine on ``url`` with ``metadata``'s tables created.
 
     SQLite gets WAL journaling (readers do not block the writer), a 60 s lock timeout, optional
@@ -65,9 +67,13 @@ def open_engine(url: str, metadata: sa.MetaData, *, foreign_keys: bool = False,
     """
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
-        kwargs["connect_args"] = {"timeout": 60, **({"check_same_thread": False} if threads else {})}
+        kwargs["connect_args"] = {
+            "timeout": 60,
+            **({"check_same_thread": False} if threads else {}),
+        }
     engine = sa.create_engine(url, **kwargs)
     if url.startswith("sqlite"):
+
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
             cur = dbapi_conn.cursor()
@@ -87,12 +93,29 @@ def open_engine(url: str, metadata: sa.MetaData, *, foreign_keys: bool = False,
     return engine
 
 
+def _no_rewrite(conn: sa.Connection) -> None:
+    """Nothing to change in the stored rows (the migration records the schema version only)."""
+
+
+# The results store's schema history (icml26._schema): every open brings a store up to the last.
+MIGRATIONS = [
+    Migration(1, "the first release's trials table", _no_rewrite),
+    Migration(
+        2,
+        "trial keys carry the task's definition hash; rows stored before have none and "
+        "are never reused by a resumed run (kept for the record)",
+        _no_rewrite,
+    ),
+]
+
+
 class ResultsStore:
     """Trial results keyed by :attr:`TrialResult.key` (task@version | agent#config | seed)."""
 
     def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
         self.url = store_url(location)
         self.engine = open_engine(self.url, _metadata)
+        self.schema_version = migrate(self.engine, "results", MIGRATIONS)
 
     def __repr__(self) -> str:
         return f"ResultsStore({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -126,10 +149,12 @@ class ResultsStore:
                 # one atomic upsert: concurrent writers of the same key (two drivers on one
                 # PostgreSQL store) cannot collide, as delete-then-insert can under READ COMMITTED
                 stmt = dialect.insert(trials_table).values(**row)
-                conn.execute(stmt.on_conflict_do_update(
-                    index_elements=[trials_table.c.key],
-                    set_={k: stmt.excluded[k] for k in row if k != "key"},
-                ))
+                conn.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=[trials_table.c.key],
+                        set_={k: stmt.excluded[k] for k in row if k != "key"},
+                    )
+                )
             else:
                 conn.execute(sa.delete(trials_table).where(trials_table.c.key == row["key"]))
                 conn.execute(sa.insert(trials_table).values(**row))
@@ -139,7 +164,9 @@ class ResultsStore:
         if not keys:
             return 0
         with self.engine.begin() as conn:
-            return int(conn.execute(sa.delete(trials_table).where(trials_table.c.key.in_(keys))).rowcount)
+            return int(
+                conn.execute(sa.delete(trials_table).where(trials_table.c.key.in_(keys))).rowcount
+            )
 
     # ------------------------------------------------------------------ reads
     def finished_keys(self) -> set[str]:
@@ -174,7 +201,11 @@ class ResultsStore:
     def stale(self, current_hash: Any) -> list[TrialResult]:
         """Stored trials whose definition hash is not ``current_hash(task_id, task_version)``
         (legacy rows without a hash included); ``current_hash`` returns "" for unknown tasks."""
-        return [r for r in self.results() if not r.task_hash or r.task_hash != current_hash(r.task_id, r.task_version)]
+        return [
+            r
+            for r in self.results()
+            if not r.task_hash or r.task_hash != current_hash(r.task_id, r.task_version)
+        ]
 
     def count(self, status: str | None = None) -> int:
         q = sa.select(sa.func.count()).select_from(trials_table)

@@ -59,8 +59,9 @@ class TaskTable:
     stale: int = 0
 
 
-def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0,
-              progress: bool = True) -> list[TaskTable]:
+def aggregate(
+    results: Iterable[TrialResult], reps: int = 2000, seed: int = 0, progress: bool = True
+) -> list[TaskTable]:
     """Group results by (task, version) and (agent, config); rank rows by the primary metric.
 
     ``progress`` shows a bar on stderr once aggregation has taken more than a second."""
@@ -72,8 +73,15 @@ def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0,
     for r in results:
         groups[(r.task_id, r.task_version)][(r.agent_name, config_hash(r.agent_kwargs))].append(r)
     tables = []
-    bar = tqdm(total=sum(len(g) for g in groups.values()), desc="aggregating", unit="row",
-               delay=1.0, disable=not progress, file=sys.stderr, leave=False)
+    bar = tqdm(
+        total=sum(len(g) for g in groups.values()),
+        desc="aggregating",
+        unit="row",
+        delay=1.0,
+        disable=not progress,
+        file=sys.stderr,
+        leave=False,
+    )
     for (task_id, version), by_agent in sorted(groups.items()):
         try:
             task: Task | None = benchmarks.get_task(task_id, version)
@@ -81,11 +89,18 @@ def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0,
             task = None
         stale = 0
         if task is not None:
-            current = {k: [r for r in rs if r.task_hash == task.definition_hash] for k, rs in by_agent.items()}
-            stale = sum(len(rs) for rs in by_agent.values()) - sum(len(rs) for rs in current.values())
+            current = {
+                k: [r for r in rs if r.task_hash == task.definition_hash]
+                for k, rs in by_agent.items()
+            }
+            stale = sum(len(rs) for rs in by_agent.values()) - sum(
+                len(rs) for rs in current.values()
+            )
             by_agent = {k: rs for k, rs in current.items() if rs}
-        metric_names = [m.name for m in task.metrics] if task else sorted(
-            {k for rs in by_agent.values() for r in rs for k in r.metrics}
+        metric_names = (
+            [m.name for m in task.metrics]
+            if task
+            else sorted({k for rs in by_agent.values() for r in rs for k in r.metrics})
         )
         primary = task.primary_metric if task else (metric_names[0] if metric_names else "")
         names_per_agent: dict[str, int] = defaultdict(int)
@@ -112,7 +127,12 @@ def aggregate(results: Iterable[TrialResult], reps: int = 2000, seed: int = 0,
             rows.append(row)
             bar.update(1)
         sign = -1.0 if (task is None or task.primary.direction == "max") else 1.0
-        rows.sort(key=lambda r: (primary not in r.cells, sign * r.cells[primary].iqm if primary in r.cells else 0.0))
+        rows.sort(
+            key=lambda r: (
+                primary not in r.cells,
+                sign * r.cells[primary].iqm if primary in r.cells else 0.0,
+            )
+        )
         tables.append(TaskTable(task_id, version, task, primary, metric_names, rows, stale))
     bar.close()
     return tables
@@ -137,7 +157,13 @@ def format_tables(tables: Iterable[TaskTable], digits: int = 3) -> str:
         title = f"{t.task_id} v{t.task_version}  (primary: {t.primary_metric}, {direction}; IQM [95% CI])"
         body = ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines]
         rule = "-" * len(body[0])
-        notes = [f"({t.stale} trial(s) of another definition of this task version left out: "
-                 "stored before the definition hash or by other code; re-run them)"] if t.stale else []
+        notes = (
+            [
+                f"({t.stale} trial(s) of another definition of this task version left out: "
+                "stored before the definition hash or by other code; re-run them)"
+            ]
+            if t.stale
+            else []
+        )
         out.append("\n".join([title, rule, body[0], rule, *body[1:], *notes, ""]))
     return "\n".join(out) if out else "(no results)"

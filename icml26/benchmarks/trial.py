@@ -29,8 +29,16 @@ import numpy as np
 from icml26._entry_points import load_entry_point
 from icml26.protocol import TrialOutcome, TrialResult, trial_key
 
-__all__ = ["TrialSpec", "execute_trial", "package_versions", "git_commit", "seed_everything",
-           "resolve_trial_timeout", "DEFAULT_TRIAL_TIMEOUT_S", "VersionSkewError"]
+__all__ = [
+    "TrialSpec",
+    "execute_trial",
+    "package_versions",
+    "git_commit",
+    "seed_everything",
+    "resolve_trial_timeout",
+    "DEFAULT_TRIAL_TIMEOUT_S",
+    "VersionSkewError",
+]
 
 # The wall-clock limit of a trial whose task sets none (see resolve_trial_timeout).
 DEFAULT_TRIAL_TIMEOUT_S = 4 * 3600.0
@@ -39,8 +47,17 @@ DEFAULT_TRIAL_TIMEOUT_S = 4 * 3600.0
 _IN_CHILD = False
 
 _TRACKED_PACKAGES = (
-    "icml26-gym", "numpy", "scipy", "torch", "gymnasium", "pettingzoo", "stable-baselines3",
-    "xarray", "openmm", "zuko", "ray",
+    "icml26-gym",
+    "numpy",
+    "scipy",
+    "torch",
+    "gymnasium",
+    "pettingzoo",
+    "stable-baselines3",
+    "xarray",
+    "openmm",
+    "zuko",
+    "ray",
 )
 
 
@@ -56,8 +73,14 @@ class TrialSpec:
 
     @property
     def key(self) -> str:
-        return trial_key(self.task_id, self.task_version, self.agent, self.agent_kwargs, self.seed,
-                         task_definition_hash(self.task_id, self.task_version))
+        return trial_key(
+            self.task_id,
+            self.task_version,
+            self.agent,
+            self.agent_kwargs,
+            self.seed,
+            task_definition_hash(self.task_id, self.task_version),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,13 +120,18 @@ def git_commit() -> str | None:
     root = Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
         if sha.returncode != 0:
             return None
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
@@ -138,7 +166,9 @@ def _threads() -> int:
 
 def _check_outcome(task: Any, outcome: Any) -> TrialOutcome:
     if not isinstance(outcome, TrialOutcome):
-        raise TypeError(f"{task.run_trial} must return a TrialOutcome, got {type(outcome).__name__}")
+        raise TypeError(
+            f"{task.run_trial} must return a TrialOutcome, got {type(outcome).__name__}"
+        )
     missing = [m.name for m in task.metrics if m.name not in outcome.metrics]
     if missing:
         raise ValueError(f"task {task.id!r}: run_trial returned no value for metric(s) {missing}")
@@ -163,20 +193,32 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
         fn: Callable[..., Any] = load_entry_point(task.run_trial)
         outcome = _check_outcome(task, fn(task, agent, spec.seed))
         return TrialResult(
-            task_id=spec.task_id, task_version=spec.task_version, agent_name=spec.agent,
-            agent_version=agent_version, seed=spec.seed, status="FINISHED",
+            task_id=spec.task_id,
+            task_version=spec.task_version,
+            agent_name=spec.agent,
+            agent_version=agent_version,
+            seed=spec.seed,
+            status="FINISHED",
             metrics={k: float(v) for k, v in outcome.metrics.items()},
-            scores=[float(s) for s in outcome.scores], wall_time_s=time.perf_counter() - t0,
-            packages=package_versions(), git_commit=git_commit(), task_hash=task.definition_hash,
-            agent_kwargs=dict(spec.agent_kwargs), started_at=started,
+            scores=[float(s) for s in outcome.scores],
+            wall_time_s=time.perf_counter() - t0,
+            packages=package_versions(),
+            git_commit=git_commit(),
+            task_hash=task.definition_hash,
+            agent_kwargs=dict(spec.agent_kwargs),
+            started_at=started,
             extra=_jsonable_or_note(outcome.extra),
         )
     except (Exception, SystemExit):  # an agent calling sys.exit() fails its trial, not the run
-        return failed_result(spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version)
+        return failed_result(
+            spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version
+        )
     except KeyboardInterrupt:
         if not _IN_CHILD:
             raise  # in the driver's own process a Ctrl-C stops the run
-        return failed_result(spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version)
+        return failed_result(
+            spec, traceback.format_exc(), time.perf_counter() - t0, started, agent_version
+        )
 
 
 def resolve_trial_timeout(task: Any, override: float | None = None) -> float | None:
@@ -200,7 +242,9 @@ def resolve_trial_timeout(task: Any, override: float | None = None) -> float | N
         try:
             override = float(env) if env else DEFAULT_TRIAL_TIMEOUT_S
         except ValueError:
-            raise ValueError(f"$ICML26_TRIAL_TIMEOUT must be a number of seconds, got {env!r}") from None
+            raise ValueError(
+                f"$ICML26_TRIAL_TIMEOUT must be a number of seconds, got {env!r}"
+            ) from None
     if isinstance(override, bool) or not isinstance(override, (int, float)) or math.isnan(override):
         raise TypeError(f"trial timeout must be a number of seconds, got {override!r}")
     return None if override <= 0 or math.isinf(override) else float(override)
@@ -210,9 +254,16 @@ def check_trial_timeout(value: Any) -> float | None:
     """Validate a user-given trial timeout (``None`` = the tasks' defaults)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
-        raise ValueError(f"trial_timeout must be a number of seconds > 0 (math.inf for no limit) "
-                         f"or None for the task's default, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or math.isnan(value)
+        or value <= 0
+    ):
+        raise ValueError(
+            f"trial_timeout must be a number of seconds > 0 (math.inf for no limit) "
+            f"or None for the task's default, got {value!r}"
+        )
     return float(value)
 
 
@@ -253,7 +304,9 @@ def ensure_registered(task: Any, agent: Any) -> None:
     if agent is not None:
         known = agents.all_specs().get(agent.name)
         if known is None:
-            agents.register(agent.name, agent.entry_point, agent.family, agent.description, agent.kwargs)
+            agents.register(
+                agent.name, agent.entry_point, agent.family, agent.description, agent.kwargs
+            )
         elif (known.entry_point, dict(known.kwargs)) != (agent.entry_point, dict(agent.kwargs)):
             raise VersionSkewError(f"agent {agent.name!r} differs between {where}: {advice}")
 
@@ -263,9 +316,16 @@ def failed_result(
 ) -> TrialResult:
     """A FAILED TrialResult for ``spec`` (used by executors when a worker dies too)."""
     return TrialResult(
-        task_id=spec.task_id, task_version=spec.task_version, agent_name=spec.agent,
-        agent_version=agent_version, seed=spec.seed, status="FAILED", wall_time_s=wall_time_s,
-        packages=package_versions(), git_commit=git_commit(), traceback=tb,
+        task_id=spec.task_id,
+        task_version=spec.task_version,
+        agent_name=spec.agent,
+        agent_version=agent_version,
+        seed=spec.seed,
+        status="FAILED",
+        wall_time_s=wall_time_s,
+        packages=package_versions(),
+        git_commit=git_commit(),
+        traceback=tb,
         task_hash=task_definition_hash(spec.task_id, spec.task_version),
         agent_kwargs=dict(spec.agent_kwargs),
         started_at=started or _dt.datetime.now(_dt.UTC).isoformat(),
@@ -279,5 +339,3 @@ def _jsonable_or_note(extra: Mapping[str, Any]) -> dict[str, Any]:
         return jsonable(dict(extra))
     except TypeError as e:
         return {"note": f"extra dropped: {e}"}
-
-

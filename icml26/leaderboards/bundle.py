@@ -57,8 +57,9 @@ HASH_PREFIX = "sha256:"
 def canonical_json(obj: Any) -> bytes:
     """The canonical form hashed by :func:`content_hash`: sorted keys, ``,``/``:`` separators,
     UTF-8 (no ASCII escaping), shortest round-trip floats, NaN and infinities refused."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 
 def content_hash(bundle: Mapping[str, Any]) -> str:
@@ -102,15 +103,19 @@ def make_bundle(
         raise ValueError("make_bundle: no trial results")
     agents_seen = {(r.agent_name, config_hash(r.agent_kwargs)) for r in results}
     if len(agents_seen) != 1:
-        raise ValueError(f"make_bundle: a bundle holds one agent configuration, got {sorted(agents_seen)}")
+        raise ValueError(
+            f"make_bundle: a bundle holds one agent configuration, got {sorted(agents_seen)}"
+        )
     failed = [f"{r.task_id} seed {r.seed}" for r in results if r.status != "FINISHED"]
     if failed:
         raise ValueError(f"make_bundle: FAILED trials cannot be submitted: {', '.join(failed)}")
     tasks: dict[str, int] = {}
     for r in results:
         if tasks.setdefault(r.task_id, r.task_version) != r.task_version:
-            raise ValueError(f"make_bundle: task {r.task_id!r} appears at versions "
-                             f"{tasks[r.task_id]} and {r.task_version}")
+            raise ValueError(
+                f"make_bundle: task {r.task_id!r} appears at versions "
+                f"{tasks[r.task_id]} and {r.task_version}"
+            )
     first = results[0]
     entry_point = _agent_entry_point(first.agent_name)
     if requirement is not None and path is not None:
@@ -118,7 +123,10 @@ def make_bundle(
     if requirement is None and path is None:
         source = agent_source(entry_point)
     else:
-        source = {"requirement": requirement, "path": None if path is None else str(Path(path).resolve())}
+        source = {
+            "requirement": requirement,
+            "path": None if path is None else str(Path(path).resolve()),
+        }
     results = sorted(results, key=lambda r: (r.task_id, r.seed))
     bundle: dict[str, Any] = {
         "schema": SCHEMA,
@@ -162,7 +170,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "agent"
 
 
-def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str], **meta: Any) -> list[Path]:
+def write_bundles(
+    results: Iterable[TrialResult], out: str | os.PathLike[str], **meta: Any
+) -> list[Path]:
     """Write one bundle per agent configuration: to ``out`` when there is one, otherwise to
     ``<stem>.<agent>[-<config hash>]<suffix>`` next to it. Configurations with FAILED trials are
     skipped with a message. Prints each path and warns when a task's seeds are not its
@@ -186,7 +196,9 @@ def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str], *
             path = out.with_name(f"{out.stem}.{tag}{out.suffix or '.json'}")
         failed = [r for r in rs if r.status != "FINISHED"]
         if failed:
-            print(f"not writing a bundle for {name}: {len(failed)} trial(s) FAILED", file=sys.stderr)
+            print(
+                f"not writing a bundle for {name}: {len(failed)} trial(s) FAILED", file=sys.stderr
+            )
             continue
         by_task: dict[tuple[str, int], list[int]] = defaultdict(list)
         for r in rs:
@@ -194,9 +206,12 @@ def write_bundles(results: Iterable[TrialResult], out: str | os.PathLike[str], *
         for (tid, ver), seeds in by_task.items():
             task = benchmarks.get_task(tid, ver)
             if sorted(seeds) != sorted(task.seeds):
-                print(f"warning: {tid} was run on seeds {sorted(seeds)}, not its leaderboard seeds "
-                      f"{list(task.seeds)}; the leaderboard will reject this bundle "
-                      f"(run with --seeds {','.join(map(str, task.seeds))})", file=sys.stderr)
+                print(
+                    f"warning: {tid} was run on seeds {sorted(seeds)}, not its leaderboard seeds "
+                    f"{list(task.seeds)}; the leaderboard will reject this bundle "
+                    f"(run with --seeds {','.join(map(str, task.seeds))})",
+                    file=sys.stderr,
+                )
         written.append(write_bundle(make_bundle(rs, **meta), path))
         print(f"submission bundle: {path}", file=sys.stderr)
     return written
@@ -207,5 +222,7 @@ def load_bundle_bytes(path: str | os.PathLike[str], limit: int) -> bytes:
     p = Path(path)
     size = p.stat().st_size
     if size > limit:
-        raise ValueError(f"{p}: {size} bytes, more than the {limit}-byte limit for a submission bundle")
+        raise ValueError(
+            f"{p}: {size} bytes, more than the {limit}-byte limit for a submission bundle"
+        )
     return p.read_bytes()

@@ -45,7 +45,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
     try:
         raw = load_bundle_bytes(args.file, LIMITS["bundle_bytes"])
     except OSError as e:
-        print(f"icml26 leaderboard submit: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
+        print(
+            f"icml26 leaderboard submit: cannot read {args.file}: {e.strerror or e}",
+            file=sys.stderr,
+        )
         return 2
     if args.server:
         return _submit_remote(args, raw)
@@ -56,9 +59,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         _print_errors([x.to_dict() for x in e.errors])
         return 2
     ids = ", ".join(f"#{i}" for i in receipt.entry_ids)
-    print(f"stored submission #{receipt.submission_id}: entries {ids} for "
-          f"{', '.join(receipt.tasks)}, status PENDING (verify with `icml26 leaderboard verify "
-          f"{receipt.entry_ids[0]}`)")
+    print(
+        f"stored submission #{receipt.submission_id}: entries {ids} for "
+        f"{', '.join(receipt.tasks)}, status PENDING (verify with `icml26 leaderboard verify "
+        f"{receipt.entry_ids[0]}`)"
+    )
     return 0
 
 
@@ -67,13 +72,19 @@ def _submit_remote(args: argparse.Namespace, raw: bytes) -> int:
 
     token = args.token or os.environ.get("ICML26_LEADERBOARD_TOKEN")
     if not token:
-        print("icml26 leaderboard submit: --server needs --token (or $ICML26_LEADERBOARD_TOKEN)",
-              file=sys.stderr)
+        print(
+            "icml26 leaderboard submit: --server needs --token (or $ICML26_LEADERBOARD_TOKEN)",
+            file=sys.stderr,
+        )
         return 2
     url = args.server.rstrip("/") + "/api/submissions"
     try:
-        r = httpx.post(url, content=raw, timeout=args.timeout,
-                       headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        r = httpx.post(
+            url,
+            content=raw,
+            timeout=args.timeout,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
     except httpx.HTTPError as e:
         print(f"icml26 leaderboard submit: cannot reach {url}: {e}", file=sys.stderr)
         return 1
@@ -83,10 +94,15 @@ def _submit_remote(args: argparse.Namespace, raw: bytes) -> int:
         body = {"error": r.text[:500]}
     if r.status_code == 201:
         ids = ", ".join(f"#{i}" for i in body["entry_ids"])
-        print(f"accepted by {args.server}: submission #{body['submission_id']}, entries {ids}, "
-              "status PENDING")
+        print(
+            f"accepted by {args.server}: submission #{body['submission_id']}, entries {ids}, "
+            "status PENDING"
+        )
         return 0
-    print(f"rejected by {args.server} (HTTP {r.status_code}): {body.get('error', '')}", file=sys.stderr)
+    print(
+        f"rejected by {args.server} (HTTP {r.status_code}): {body.get('error', '')}",
+        file=sys.stderr,
+    )
     _print_errors(body.get("errors", []))
     return 2 if 400 <= r.status_code < 500 else 1
 
@@ -102,12 +118,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.pending:
         ids += [e.id for e in st.entries(status="PENDING") if e.id not in ids]
     if not ids:
-        print("icml26 leaderboard verify: give entry ids or --pending (no pending entries)", file=sys.stderr)
+        print(
+            "icml26 leaderboard verify: give entry ids or --pending (no pending entries)",
+            file=sys.stderr,
+        )
         return 2 if not args.pending else 0
     limits = None
     if args.memory_mb is not None or args.trial_timeout is not None:
-        limits = Limits(**{k: v for k, v in (("memory_mb", args.memory_mb), ("wall_s", args.trial_timeout))
-                           if v is not None})
+        limits = Limits(
+            **{
+                k: v
+                for k, v in (("memory_mb", args.memory_mb), ("wall_s", args.trial_timeout))
+                if v is not None
+            }
+        )
     if args.sandbox == "docker":
         try:
             docker_command(args.image, limits or Limits(), name="check")
@@ -117,9 +141,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     worst = 0
     for i in ids:
         try:
-            e = verify_entry(st, i, install=args.install, force=args.force, sandbox=args.sandbox,
-                             image=args.image, limits=limits, trial_timeout=args.trial_timeout,
-                             max_attempts=args.max_attempts)
+            e = verify_entry(
+                st,
+                i,
+                install=args.install,
+                force=args.force,
+                sandbox=args.sandbox,
+                image=args.image,
+                limits=limits,
+                trial_timeout=args.trial_timeout,
+                max_attempts=args.max_attempts,
+            )
         except (VerificationError, KeyError) as err:
             print(f"#{i}: {err.args[0] if err.args else err}", file=sys.stderr)
             worst = max(worst, 2)
@@ -145,15 +177,22 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(json.dumps(e.public_dict(), indent=1))
             return 0
         print(f"#{e.id} {e.name}  [{e.status}] {e.reason}")
-        print(f"task {e.task_key}; agent {e.agent['name']} ({e.agent['entry_point']}, kwargs "
-              f"{json.dumps(e.agent.get('kwargs', {}))}, version {e.agent.get('version')})")
-        print(f"source: {e.agent.get('requirement') or e.agent.get('path')}; commit {e.git_commit}; "
-              f"hash {e.content_hash}; submitted {e.submitted_at} by {e.submitter}")
+        print(
+            f"task {e.task_key}; agent {e.agent['name']} ({e.agent['entry_point']}, kwargs "
+            f"{json.dumps(e.agent.get('kwargs', {}))}, version {e.agent.get('version')})"
+        )
+        print(
+            f"source: {e.agent.get('requirement') or e.agent.get('path')}; commit {e.git_commit}; "
+            f"hash {e.content_hash}; submitted {e.submitted_at} by {e.submitter}"
+        )
         for ev in e.events:
             print(f"  {ev['at']}  {ev['status']:<8}  {ev['actor']}: {ev['reason']}")
         return 0
-    rankings = rank_all(st.entries() if args.task is None else st.entries(task=args.task), reps=args.reps,
-                        memo=st.memo)
+    rankings = rank_all(
+        st.entries() if args.task is None else st.entries(task=args.task),
+        reps=args.reps,
+        memo=st.memo,
+    )
     if args.json:
         print(json.dumps([r.to_dict() for r in rankings], indent=1))
         return 0
@@ -163,17 +202,30 @@ def cmd_show(args: argparse.Namespace) -> int:
     for r in rankings:
         arrow = "higher is better" if r.direction == "max" else "lower is better"
         print(f"{r.task_key}  (primary: {r.primary_metric}, {arrow}; IQM [95% CI] over seeds)")
-        for title, rows in (("VERIFIED (ranked)", r.verified), ("PENDING (unverified, not ranked)", r.unverified)):
+        for title, rows in (
+            ("VERIFIED (ranked)", r.verified),
+            ("PENDING (unverified, not ranked)", r.unverified),
+        ):
             if not rows:
                 continue
             print(f"  {title}")
-            table = [["rank", "entry", "name", "agent", "IQM [95% CI]", "tied", "P(>next)", "seeds"]]
+            table = [
+                ["rank", "entry", "name", "agent", "IQM [95% CI]", "tied", "P(>next)", "seeds"]
+            ]
             for i, row in enumerate(rows):
                 p = row.p_better_next
-                table.append([str(row.rank), f"#{row.entry.id}", row.entry.name, row.entry.agent["name"],
-                              f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]",
-                              "leader" if i == 0 else ("tied" if row.tied else ""),
-                              "-" if p is None else f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]", str(row.n)])
+                table.append(
+                    [
+                        str(row.rank),
+                        f"#{row.entry.id}",
+                        row.entry.name,
+                        row.entry.agent["name"],
+                        f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]",
+                        "leader" if i == 0 else ("tied" if row.tied else ""),
+                        "-" if p is None else f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]",
+                        str(row.n),
+                    ]
+                )
             print_rows([["   "] + x for x in table])
         if r.closed:
             print("  REJECTED / FAILED")
@@ -193,8 +245,10 @@ def _with_reference(st: Any, args: argparse.Namespace) -> None:
 
     ids = load_into(st)
     if ids:
-        print(f"loaded {len(ids)} reference entries (VERIFIED by re-run; --reference no to leave them out)",
-              file=sys.stderr)
+        print(
+            f"loaded {len(ids)} reference entries (VERIFIED by re-run; --reference no to leave them out)",
+            file=sys.stderr,
+        )
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -218,8 +272,15 @@ def _parse_rate(text: str) -> tuple[int, float]:
 def cmd_serve(args: argparse.Namespace) -> int:
     from icml26.leaderboards.server import serve
 
-    serve(_store(args), host=args.host, port=args.port, max_body=args.max_body,
-          rate_limit=args.rate_limit, reps=args.reps, title=args.title)
+    serve(
+        _store(args),
+        host=args.host,
+        port=args.port,
+        max_body=args.max_body,
+        rate_limit=args.rate_limit,
+        reps=args.reps,
+        title=args.title,
+    )
     return 0
 
 
@@ -230,8 +291,10 @@ def cmd_token(args: argparse.Namespace) -> int:
             raise ValueError("token create needs a NAME")
         token = st.create_token(args.name)
         print(token)
-        print(f"token for {args.name!r} created; it is shown only now (the store keeps its SHA-256)",
-              file=sys.stderr)
+        print(
+            f"token for {args.name!r} created; it is shown only now (the store keeps its SHA-256)",
+            file=sys.stderr,
+        )
     elif args.action == "revoke":
         if not args.name:
             raise ValueError("token revoke needs a NAME")
@@ -250,16 +313,30 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from icml26.protocol import config_hash
 
     kwargs = parse_kwargs(args.agent_kwargs)
-    results = [r for r in ResultsStore(args.results).results(agent_name=args.agent)
-               if config_hash(r.agent_kwargs) == config_hash(kwargs)
-               and (not args.task or r.task_id in args.task)]
+    results = [
+        r
+        for r in ResultsStore(args.results).results(agent_name=args.agent)
+        if config_hash(r.agent_kwargs) == config_hash(kwargs)
+        and (not args.task or r.task_id in args.task)
+    ]
     if not results:
-        raise ValueError(f"no results of agent {args.agent!r} with kwargs {kwargs} in {args.results}")
-    bundle = make_bundle(results, name=args.name, description=args.description, authors=args.authors,
-                         url=args.url, requirement=args.requirement, path=args.path)
+        raise ValueError(
+            f"no results of agent {args.agent!r} with kwargs {kwargs} in {args.results}"
+        )
+    bundle = make_bundle(
+        results,
+        name=args.name,
+        description=args.description,
+        authors=args.authors,
+        url=args.url,
+        requirement=args.requirement,
+        path=args.path,
+    )
     write_bundle(bundle, args.out)
-    print(f"wrote {args.out}: {args.agent} on {', '.join(bundle['tasks'])} "
-          f"({len(bundle['results'])} trials), {bundle['content_hash']}")
+    print(
+        f"wrote {args.out}: {args.agent} on {', '.join(bundle['tasks'])} "
+        f"({len(bundle['results'])} trials), {bundle['content_hash']}"
+    )
     return 0
 
 
@@ -267,15 +344,21 @@ def add_parser(sub: Any) -> None:
     """Add ``leaderboard`` and its sub-commands to the ``icml26`` parser."""
     from icml26.leaderboards.validate import LIMITS
 
-    lb = sub.add_parser("leaderboard", help="submit, verify, show, render and serve leaderboards",
-                        description=(__doc__ or "").replace("``", ""),
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    lb = sub.add_parser(
+        "leaderboard",
+        help="submit, verify, show, render and serve leaderboards",
+        description=(__doc__ or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     lsub = lb.add_subparsers(dest="lb_command", metavar="SUBCOMMAND")
     lsub.required = True
 
     def store_opt(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--store", help="leaderboard store: SQLite path or database URL "
-                       "(default: $ICML26_LEADERBOARD or results/leaderboard.db)")
+        p.add_argument(
+            "--store",
+            help="leaderboard store: SQLite path or database URL "
+            "(default: $ICML26_LEADERBOARD or results/leaderboard.db)",
+        )
 
     p = lsub.add_parser("submit", help="validate a bundle and store it (locally or on a server)")
     p.add_argument("file", help="submission bundle (JSON) from `icml26 run/bench --out`")
@@ -286,22 +369,41 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--submitter", default="local", help="who submitted (local store only)")
     p.set_defaults(func=cmd_submit)
 
-    p = lsub.add_parser("verify", help="re-run entries on held-out seeds; mark VERIFIED/REJECTED/FAILED")
+    p = lsub.add_parser(
+        "verify", help="re-run entries on held-out seeds; mark VERIFIED/REJECTED/FAILED"
+    )
     p.add_argument("ids", nargs="*", type=int, help="entry ids")
     p.add_argument("--pending", action="store_true", help="verify every PENDING entry")
     p.add_argument("--force", action="store_true", help="verify again entries that are not PENDING")
-    p.add_argument("--install", action="store_true",
-                   help="pip install the agent's requirement (wheels only) when its module is missing")
-    p.add_argument("--sandbox", choices=["process", "docker"], default="process",
-                   help="where the agent runs: a limited worker process (default) or a container "
-                   "(docker/podman, --network none, read-only root); see docs/leaderboard.md")
-    p.add_argument("--image", default="icml26-gym:latest", help="container image for --sandbox docker")
-    p.add_argument("--trial-timeout", type=float, default=None,
-                   help="wall-clock limit of one held-out trial in seconds (default: the task's)")
+    p.add_argument(
+        "--install",
+        action="store_true",
+        help="pip install the agent's requirement (wheels only) when its module is missing",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=["process", "docker"],
+        default="process",
+        help="where the agent runs: a limited worker process (default) or a container "
+        "(docker/podman, --network none, read-only root); see docs/leaderboard.md",
+    )
+    p.add_argument(
+        "--image", default="icml26-gym:latest", help="container image for --sandbox docker"
+    )
+    p.add_argument(
+        "--trial-timeout",
+        type=float,
+        default=None,
+        help="wall-clock limit of one held-out trial in seconds (default: the task's)",
+    )
     p.add_argument("--memory-mb", type=int, default=None, help="worker memory limit (default 4096)")
-    p.add_argument("--max-attempts", type=int, default=2,
-                   help="attempts before an entry whose worker dies or breaks a limit is FAILED "
-                   "(default 2; an agent that raises fails at once)")
+    p.add_argument(
+        "--max-attempts",
+        type=int,
+        default=2,
+        help="attempts before an entry whose worker dies or breaks a limit is FAILED "
+        "(default 2; an agent that raises fails at once)",
+    )
     store_opt(p)
     p.set_defaults(func=cmd_verify)
 
@@ -310,29 +412,49 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--entry", type=int, help="show one entry's provenance and history")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--reference", choices=["auto", "yes", "no"], default="auto",
-                   help="add the shipped reference entries (the suite's own runs, verified by re-run) "
-                        "to the store first; auto (default): only for the default store")
+    p.add_argument(
+        "--reference",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="add the shipped reference entries (the suite's own runs, verified by re-run) "
+        "to the store first; auto (default): only for the default store",
+    )
     store_opt(p)
     p.set_defaults(func=cmd_show)
 
     p = lsub.add_parser("render", help="write the static site (opens from disk)")
-    p.add_argument("--out", required=True, help="output directory (new, empty or a previous render)")
+    p.add_argument(
+        "--out", required=True, help="output directory (new, empty or a previous render)"
+    )
     p.add_argument("--title", default="icml26-gym leaderboard")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--reference", choices=["auto", "yes", "no"], default="auto",
-                   help="add the shipped reference entries (the suite's own runs, verified by re-run) "
-                        "to the store first; auto (default): only for the default store")
+    p.add_argument(
+        "--reference",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="add the shipped reference entries (the suite's own runs, verified by re-run) "
+        "to the store first; auto (default): only for the default store",
+    )
     store_opt(p)
     p.set_defaults(func=cmd_render)
 
     p = lsub.add_parser("serve", help="serve the pages and the JSON/submission API (uvicorn)")
-    p.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1; 0.0.0.0 for all)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="interface (default 127.0.0.1; 0.0.0.0 for all)"
+    )
     p.add_argument("--port", type=int, default=8026)
-    p.add_argument("--max-body", type=int, default=LIMITS["bundle_bytes"],
-                   help=f"request body limit in bytes (default {LIMITS['bundle_bytes']})")
-    p.add_argument("--rate-limit", type=_parse_rate, default=(30, 3600.0),
-                   help="submissions per token: N/SECONDS (default 30/3600)")
+    p.add_argument(
+        "--max-body",
+        type=int,
+        default=LIMITS["bundle_bytes"],
+        help=f"request body limit in bytes (default {LIMITS['bundle_bytes']})",
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=_parse_rate,
+        default=(30, 3600.0),
+        help="submissions per token: N/SECONDS (default 30/3600)",
+    )
     p.add_argument("--title", default="icml26-gym leaderboard")
     p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
     store_opt(p)
@@ -346,7 +468,9 @@ def add_parser(sub: Any) -> None:
 
     p = lsub.add_parser("bundle", help="write a submission bundle from a results store")
     p.add_argument("--results", help="results store (default: $ICML26_STORE or results/icml26.db)")
-    p.add_argument("--agent", required=True, help="agent name as run (e.g. point-pd or pkg.mod:Class)")
+    p.add_argument(
+        "--agent", required=True, help="agent name as run (e.g. point-pd or pkg.mod:Class)"
+    )
     p.add_argument("--agent-kwargs", help="JSON object of the agent configuration (default {})")
     p.add_argument("--task", action="append", help="task id (repeatable; default: every task run)")
     p.add_argument("--out", required=True, help="bundle file to write")
@@ -355,6 +479,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--authors", default="")
     p.add_argument("--url", default="", help="http(s) link to a paper or code")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--requirement", help="pip requirement that installs the agent (e.g. 'mypkg==1.2')")
+    src.add_argument(
+        "--requirement", help="pip requirement that installs the agent (e.g. 'mypkg==1.2')"
+    )
     src.add_argument("--path", help="local directory to put on sys.path to import the agent")
     p.set_defaults(func=cmd_bundle)

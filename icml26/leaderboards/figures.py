@@ -19,13 +19,23 @@ from icml26.leaderboards.ranking import CrossTaskView, TaskRanking
 
 __all__ = ["task_figure", "profile_figure", "save_figure"]
 
-_COLORS = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4", "#949494",
-           "#ece133", "#56b4e9"]
+_COLORS = [
+    "#0173b2",
+    "#de8f05",
+    "#029e73",
+    "#d55e00",
+    "#cc78bc",
+    "#ca9161",
+    "#fbafe4",
+    "#949494",
+    "#ece133",
+    "#56b4e9",
+]
 _MAX_ROWS = 30
 
 
 def _label(text: str, limit: int = 40) -> str:
-    text = text.replace("$", r"\$")   # never mathtext from a user-chosen name
+    text = text.replace("$", r"\$")  # never mathtext from a user-chosen name
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -36,8 +46,10 @@ def save_figure(fig: Figure, stem: str | os.PathLike[str]) -> list[Path]:
     FigureCanvasAgg(fig)
     out = []
     with matplotlib.rc_context({"svg.hashsalt": "icml26", "svg.fonttype": "none"}):
-        for ext, kw in (("png", {"dpi": 150, "metadata": {"Software": None}}),
-                        ("svg", {"metadata": {"Date": None}})):
+        for ext, kw in (
+            ("png", {"dpi": 150, "metadata": {"Software": None}}),
+            ("svg", {"metadata": {"Date": None}}),
+        ):
             path = stem.parent / f"{stem.name}.{ext}"
             fig.savefig(path, format=ext, bbox_inches="tight", **kw)
             out.append(path)
@@ -51,16 +63,26 @@ def task_figure(ranking: TaskRanking, stem: str | os.PathLike[str]) -> list[Path
     fig = Figure(figsize=(7.5, 0.9 + 0.42 * max(len(rows), 1)))
     ax = fig.add_subplot(1, 1, 1)
     if ranking.leader is not None:
-        ax.axvspan(ranking.leader.low, ranking.leader.high, color="#0173b2", alpha=0.12, lw=0,
-                   label="leader's 95% CI")
+        ax.axvspan(
+            ranking.leader.low,
+            ranking.leader.high,
+            color="#0173b2",
+            alpha=0.12,
+            lw=0,
+            label="leader's 95% CI",
+        )
     for i, (r, verified) in enumerate(rows):
         y = len(rows) - 1 - i
         color = "#0173b2" if verified else "#949494"
         ax.plot([r.low, r.high], [y, y], color=color, lw=2.5, solid_capstyle="butt")
         ax.plot([r.iqm], [y], "o", color=color, mfc=color if verified else "white", ms=7)
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([_label(f"#{r.entry.id} {r.entry.name}" + ("" if v else " (unverified)"))
-                        for r, v in reversed(rows)])
+    ax.set_yticklabels(
+        [
+            _label(f"#{r.entry.id} {r.entry.name}" + ("" if v else " (unverified)"))
+            for r, v in reversed(rows)
+        ]
+    )
     arrow = "higher is better" if ranking.direction == "max" else "lower is better"
     ax.set_xlabel(f"{ranking.primary_metric}: IQM over seeds, 95% CI ({arrow})")
     ax.set_title(f"{ranking.task_key}", loc="left", fontsize=11)
@@ -86,14 +108,22 @@ def profile_figure(view: CrossTaskView, stem: str | os.PathLike[str]) -> list[Pa
     ax.set_xlabel(r"normalized score $\tau$")
     ax.set_ylabel(r"fraction of runs with score $> \tau$")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"performance profiles: {view.name} ({len(view.task_keys)} task(s))", loc="left",
-                 fontsize=11)
+    ax.set_title(
+        f"performance profiles: {view.name} ({len(view.task_keys)} task(s))",
+        loc="left",
+        fontsize=11,
+    )
     ax.grid(alpha=0.3)
     if view.agents:
         ax.legend(fontsize=8, frameon=False, loc="lower left")
     else:
-        ax.text(0.5, 0.5, "no agent has verified entries on every task", ha="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no agent has verified entries on every task",
+            ha="center",
+            transform=ax.transAxes,
+        )
     n = len(view.agents)
     for i, a in enumerate(view.agents):
         y = n - 1 - i

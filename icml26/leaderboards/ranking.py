@@ -32,8 +32,17 @@ from icml26.leaderboards.store import Entry, LeaderboardStore
 from icml26.protocol import Task
 from icml26.stats import interval_estimates, iqm, iqm_ci, probability_of_improvement
 
-__all__ = ["RankedEntry", "TaskRanking", "AgentScores", "CrossTaskView", "rank_task", "rank_all",
-           "normalization", "cross_task", "intervals_overlap"]
+__all__ = [
+    "RankedEntry",
+    "TaskRanking",
+    "AgentScores",
+    "CrossTaskView",
+    "rank_task",
+    "rank_all",
+    "normalization",
+    "cross_task",
+    "intervals_overlap",
+]
 
 
 @dataclass
@@ -46,18 +55,28 @@ class RankedEntry:
     low: float
     high: float
     n: int
-    tied: bool = False                      # interval overlaps the leader's (the leader too)
-    p_better_next: tuple[float, float, float] | None = None   # P(this > next row) [95% CI]
-    metrics: dict[str, float] = field(default_factory=dict)    # IQM of every task metric
+    tied: bool = False  # interval overlaps the leader's (the leader too)
+    p_better_next: tuple[float, float, float] | None = None  # P(this > next row) [95% CI]
+    metrics: dict[str, float] = field(default_factory=dict)  # IQM of every task metric
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "entry_id": self.entry.id, "name": self.entry.name,
-                "agent": self.entry.agent.get("name"), "status": self.entry.status,
-                "iqm": self.iqm, "ci_low": self.low, "ci_high": self.high, "n_seeds": self.n,
-                "tied_with_leader": self.tied,
-                "p_better_than_next": None if self.p_better_next is None else
-                dict(zip(("estimate", "low", "high"), self.p_better_next)),
-                "metrics_iqm": self.metrics, "submitted_at": self.entry.submitted_at}
+        return {
+            "rank": self.rank,
+            "entry_id": self.entry.id,
+            "name": self.entry.name,
+            "agent": self.entry.agent.get("name"),
+            "status": self.entry.status,
+            "iqm": self.iqm,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "n_seeds": self.n,
+            "tied_with_leader": self.tied,
+            "p_better_than_next": None
+            if self.p_better_next is None
+            else dict(zip(("estimate", "low", "high"), self.p_better_next)),
+            "metrics_iqm": self.metrics,
+            "submitted_at": self.entry.submitted_at,
+        }
 
 
 @dataclass
@@ -72,7 +91,7 @@ class TaskRanking:
     direction: str
     verified: list[RankedEntry] = field(default_factory=list)
     unverified: list[RankedEntry] = field(default_factory=list)
-    closed: list[Entry] = field(default_factory=list)   # REJECTED and FAILED
+    closed: list[Entry] = field(default_factory=list)  # REJECTED and FAILED
 
     @property
     def leader(self) -> RankedEntry | None:
@@ -80,12 +99,17 @@ class TaskRanking:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "task_key": self.task_key, "task_id": self.task_id, "task_version": self.task_version,
-            "primary_metric": self.primary_metric, "direction": self.direction,
+            "task_key": self.task_key,
+            "task_id": self.task_id,
+            "task_version": self.task_version,
+            "primary_metric": self.primary_metric,
+            "direction": self.direction,
             "verified": [r.to_dict() for r in self.verified],
             "unverified": [r.to_dict() for r in self.unverified],
-            "rejected_or_failed": [{"entry_id": e.id, "name": e.name, "status": e.status,
-                                    "reason": e.reason} for e in self.closed],
+            "rejected_or_failed": [
+                {"entry_id": e.id, "name": e.name, "status": e.status, "reason": e.reason}
+                for e in self.closed
+            ],
         }
 
 
@@ -105,25 +129,46 @@ def local_memo(kind: str, args: Any, compute: Callable[[], Any]) -> Any:
     return _process_memo[key]
 
 
-def _iqm_ci(values: Sequence[float], reps: int, seed: int, memo: Memo) -> tuple[float, float, float]:
+def _iqm_ci(
+    values: Sequence[float], reps: int, seed: int, memo: Memo
+) -> tuple[float, float, float]:
     vals = [float(v) for v in values]
-    return tuple(memo("iqm_ci.v2", [vals, reps, seed], lambda: list(iqm_ci(vals, reps=reps, seed=seed))))
+    return tuple(
+        memo("iqm_ci.v2", [vals, reps, seed], lambda: list(iqm_ci(vals, reps=reps, seed=seed)))
+    )
 
 
-def _poi(x: Sequence[float], y: Sequence[float], reps: int, seed: int, memo: Memo) -> tuple[float, float, float]:
+def _poi(
+    x: Sequence[float], y: Sequence[float], reps: int, seed: int, memo: Memo
+) -> tuple[float, float, float]:
     xs, ys = [float(v) for v in x], [float(v) for v in y]
-    return tuple(memo("poi.v2", [xs, ys, reps, seed],
-                      lambda: list(probability_of_improvement(xs, ys, reps=reps, seed=seed))))
+    return tuple(
+        memo(
+            "poi.v2",
+            [xs, ys, reps, seed],
+            lambda: list(probability_of_improvement(xs, ys, reps=reps, seed=seed)),
+        )
+    )
 
 
-def _rank(entries: Sequence[Entry], primary: str, direction: str, metric_names: Sequence[str],
-          reps: int, seed: int, memo: Memo) -> list[RankedEntry]:
+def _rank(
+    entries: Sequence[Entry],
+    primary: str,
+    direction: str,
+    metric_names: Sequence[str],
+    reps: int,
+    seed: int,
+    memo: Memo,
+) -> list[RankedEntry]:
     rows = []
     for e in entries:
         vals = tuple(e.values(primary))
         est, lo, hi = _iqm_ci(vals, reps, seed, memo)
-        rows.append(RankedEntry(e, 0, est, lo, hi, len(vals),
-                                metrics={m: iqm(e.values(m)) for m in metric_names}))
+        rows.append(
+            RankedEntry(
+                e, 0, est, lo, hi, len(vals), metrics={m: iqm(e.values(m)) for m in metric_names}
+            )
+        )
     sign = -1.0 if direction == "max" else 1.0
     rows.sort(key=lambda r: (sign * r.iqm, r.entry.id))
     for i, r in enumerate(rows):
@@ -132,7 +177,7 @@ def _rank(entries: Sequence[Entry], primary: str, direction: str, metric_names: 
         lead = (rows[0].low, rows[0].high)
         for r in rows:
             r.tied = intervals_overlap((r.low, r.high), lead)
-        flip = 1.0 if direction == "max" else -1.0   # P(improvement) assumes higher is better
+        flip = 1.0 if direction == "max" else -1.0  # P(improvement) assumes higher is better
         for a, b in zip(rows, rows[1:]):
             x = tuple(flip * v for v in a.entry.values(primary))
             y = tuple(flip * v for v in b.entry.values(primary))
@@ -140,8 +185,13 @@ def _rank(entries: Sequence[Entry], primary: str, direction: str, metric_names: 
     return rows
 
 
-def rank_task(entries: Iterable[Entry], task: Task | None = None, reps: int = 2000,
-              seed: int = 0, memo: Memo | None = None) -> TaskRanking:
+def rank_task(
+    entries: Iterable[Entry],
+    task: Task | None = None,
+    reps: int = 2000,
+    seed: int = 0,
+    memo: Memo | None = None,
+) -> TaskRanking:
     """Rank the entries of ONE task version (``task`` defaults to the registered one).
 
     ``memo`` caches the bootstrap computations (a store's :meth:`LeaderboardStore.memo`, or
@@ -162,21 +212,37 @@ def rank_task(entries: Iterable[Entry], task: Task | None = None, reps: int = 20
         except KeyError:
             task = None
     if task is not None:
-        primary, direction, names = task.primary_metric, task.primary.direction, [m.name for m in task.metrics]
+        primary, direction, names = (
+            task.primary_metric,
+            task.primary.direction,
+            [m.name for m in task.metrics],
+        )
     else:  # a task no longer registered here: rank by the first metric, higher is better
         names = sorted(first.trials[0].metrics)
         primary, direction = names[0], "max"
     out = TaskRanking(first.task_key, first.task_id, first.task_version, task, primary, direction)
-    out.verified = _rank([e for e in entries if e.status == "VERIFIED"], primary, direction, names,
-                         reps, seed, memo)
-    out.unverified = _rank([e for e in entries if e.status in ("PENDING", "RUNNING")], primary,
-                           direction, names, reps, seed, memo)
+    out.verified = _rank(
+        [e for e in entries if e.status == "VERIFIED"], primary, direction, names, reps, seed, memo
+    )
+    out.unverified = _rank(
+        [e for e in entries if e.status in ("PENDING", "RUNNING")],
+        primary,
+        direction,
+        names,
+        reps,
+        seed,
+        memo,
+    )
     out.closed = [e for e in entries if e.status in ("REJECTED", "FAILED")]
     return out
 
 
-def rank_all(source: LeaderboardStore | Iterable[Entry], reps: int = 2000, seed: int = 0,
-             memo: Memo | None = None) -> list[TaskRanking]:
+def rank_all(
+    source: LeaderboardStore | Iterable[Entry],
+    reps: int = 2000,
+    seed: int = 0,
+    memo: Memo | None = None,
+) -> list[TaskRanking]:
     """Rankings of every task version with entries, in task-key order."""
     if isinstance(source, LeaderboardStore):
         memo = memo or source.memo
@@ -190,7 +256,9 @@ def rank_all(source: LeaderboardStore | Iterable[Entry], reps: int = 2000, seed:
 
 
 # ----------------------------------------------------------------------------- cross-task
-def normalization(task: Task | None, observed: Sequence[float], direction: str = "max") -> tuple[float, float, str]:
+def normalization(
+    task: Task | None, observed: Sequence[float], direction: str = "max"
+) -> tuple[float, float, str]:
     """``(worst, best, source)`` used to map a task's primary metric onto [0, 1]."""
     if task is not None:
         direction = task.primary.direction
@@ -200,11 +268,19 @@ def normalization(task: Task | None, observed: Sequence[float], direction: str =
             return worst, best, "task score_range"
         m = task.primary
         if math.isfinite(m.lower) and math.isfinite(m.upper) and m.upper > m.lower:
-            return (m.lower, m.upper, "metric range") if direction == "max" else (m.upper, m.lower, "metric range")
+            return (
+                (m.lower, m.upper, "metric range")
+                if direction == "max"
+                else (m.upper, m.lower, "metric range")
+            )
     lo, hi = (min(observed), max(observed)) if observed else (0.0, 1.0)
     if hi == lo:
         hi = lo + 1.0
-    return (lo, hi, "range of verified entries") if direction == "max" else (hi, lo, "range of verified entries")
+    return (
+        (lo, hi, "range of verified entries")
+        if direction == "max"
+        else (hi, lo, "range of verified entries")
+    )
 
 
 def normalize(values: Sequence[float] | np.ndarray, worst: float, best: float) -> np.ndarray:
@@ -217,8 +293,8 @@ class AgentScores:
 
     label: str
     agent_key: str
-    entries: dict[str, Entry]          # task key -> latest VERIFIED entry
-    normalized: np.ndarray             # (runs, tasks)
+    entries: dict[str, Entry]  # task key -> latest VERIFIED entry
+    normalized: np.ndarray  # (runs, tasks)
     iqm: float = math.nan
     low: float = math.nan
     high: float = math.nan
@@ -232,10 +308,10 @@ class CrossTaskView:
     task_keys: list[str]
     normalization: dict[str, tuple[float, float, str]]
     agents: list[AgentScores]
-    incomplete: list[tuple[str, int]]          # (label, tasks covered) of agents left out
+    incomplete: list[tuple[str, int]]  # (label, tasks covered) of agents left out
     taus: np.ndarray
     profiles: dict[str, np.ndarray]
-    profile_cis: dict[str, np.ndarray]         # (2, len(taus))
+    profile_cis: dict[str, np.ndarray]  # (2, len(taus))
 
     @property
     def slug(self) -> str:
@@ -243,10 +319,23 @@ class CrossTaskView:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "tasks": self.task_keys,
-            "normalization": {k: {"worst": w, "best": b, "source": s} for k, (w, b, s) in self.normalization.items()},
-            "agents": [{"label": a.label, "agent": a.agent_key, "iqm": a.iqm, "ci_low": a.low, "ci_high": a.high,
-                        "entries": {k: e.id for k, e in a.entries.items()}} for a in self.agents],
+            "name": self.name,
+            "tasks": self.task_keys,
+            "normalization": {
+                k: {"worst": w, "best": b, "source": s}
+                for k, (w, b, s) in self.normalization.items()
+            },
+            "agents": [
+                {
+                    "label": a.label,
+                    "agent": a.agent_key,
+                    "iqm": a.iqm,
+                    "ci_low": a.low,
+                    "ci_high": a.high,
+                    "entries": {k: e.id for k, e in a.entries.items()},
+                }
+                for a in self.agents
+            ],
             "incomplete": [{"label": lab, "tasks_covered": n} for lab, n in self.incomplete],
         }
 
@@ -268,27 +357,50 @@ def _profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
     return (scores.reshape(-1)[None, :] > taus[:, None]).mean(axis=1)
 
 
-def _cross_stats(scores: dict[str, np.ndarray], taus: np.ndarray, reps: int, seed: int) -> dict[str, Any]:
-    point, ci = interval_estimates(scores, lambda s: np.array([iqm(s.ravel())]), reps=reps, seed=seed)
+def _cross_stats(
+    scores: dict[str, np.ndarray], taus: np.ndarray, reps: int, seed: int
+) -> dict[str, Any]:
+    point, ci = interval_estimates(
+        scores, lambda s: np.array([iqm(s.ravel())]), reps=reps, seed=seed
+    )
     profiles, pcis = interval_estimates(scores, lambda s: _profile(s, taus), reps=reps, seed=seed)
-    return {k: {"iqm": float(point[k][0]), "low": float(ci[k][0, 0]), "high": float(ci[k][1, 0]),
-                "profile": profiles[k].tolist(), "profile_ci": pcis[k].tolist()} for k in scores}
+    return {
+        k: {
+            "iqm": float(point[k][0]),
+            "low": float(ci[k][0, 0]),
+            "high": float(ci[k][1, 0]),
+            "profile": profiles[k].tolist(),
+            "profile_ci": pcis[k].tolist(),
+        }
+        for k in scores
+    }
 
 
-def cross_task(rankings: Sequence[TaskRanking], reps: int = 2000, seed: int = 0,
-               n_taus: int = 101, memo: Memo | None = None) -> list[CrossTaskView]:
+def cross_task(
+    rankings: Sequence[TaskRanking],
+    reps: int = 2000,
+    seed: int = 0,
+    n_taus: int = 101,
+    memo: Memo | None = None,
+) -> list[CrossTaskView]:
     """Cross-task views (per family, and all tasks) of the VERIFIED entries."""
     memo = memo or local_memo
 
     out = []
     for name, rs in _views(rankings):
         keys = [r.task_key for r in rs]
-        norm = {r.task_key: normalization(r.task, [v for row in r.verified for v in row.entry.values(r.primary_metric)],
-                                          r.direction) for r in rs}
+        norm = {
+            r.task_key: normalization(
+                r.task,
+                [v for row in r.verified for v in row.entry.values(r.primary_metric)],
+                r.direction,
+            )
+            for r in rs
+        }
         latest: dict[str, dict[str, Entry]] = defaultdict(dict)
         for r in rs:
             for row in sorted(r.verified, key=lambda x: x.entry.id):
-                latest[row.entry.agent_key][r.task_key] = row.entry   # later ids overwrite
+                latest[row.entry.agent_key][r.task_key] = row.entry  # later ids overwrite
         agents, incomplete = [], []
         for akey, by_task in sorted(latest.items()):
             newest = max(by_task.values(), key=lambda e: e.id)
@@ -297,8 +409,10 @@ def cross_task(rankings: Sequence[TaskRanking], reps: int = 2000, seed: int = 0,
                 incomplete.append((label, len(by_task)))
                 continue
             runs = min(len(by_task[k].trials) for k in keys)
-            cols = [normalize(by_task[k].values(rs[i].primary_metric)[:runs], *norm[k][:2])
-                    for i, k in enumerate(keys)]
+            cols = [
+                normalize(by_task[k].values(rs[i].primary_metric)[:runs], *norm[k][:2])
+                for i, k in enumerate(keys)
+            ]
             agents.append(AgentScores(label, akey, dict(by_task), np.stack(cols, axis=1)))
         # unique labels for the legend
         seen: dict[str, int] = defaultdict(int)
@@ -311,8 +425,11 @@ def cross_task(rankings: Sequence[TaskRanking], reps: int = 2000, seed: int = 0,
             allv = np.concatenate([a.normalized.ravel() for a in agents])
             taus = np.linspace(min(0.0, float(allv.min())), max(1.0, float(allv.max())), n_taus)
             scores = {a.label: a.normalized for a in agents}
-            st = memo("cross_task.v2", [{k: v.tolist() for k, v in scores.items()}, taus.tolist(), reps, seed],
-                      functools.partial(_cross_stats, scores, taus, reps, seed))
+            st = memo(
+                "cross_task.v2",
+                [{k: v.tolist() for k, v in scores.items()}, taus.tolist(), reps, seed],
+                functools.partial(_cross_stats, scores, taus, reps, seed),
+            )
             profiles, pcis = {}, {}
             for a in agents:
                 s_ = st[a.label]

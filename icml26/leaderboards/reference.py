@@ -46,8 +46,12 @@ def _write_manifest(folder: Path, data: dict[str, Any]) -> None:
     (folder / MANIFEST).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def build(results_store: str | Path, folder: Path = REFERENCE_DIR, tasks: Sequence[str] | None = None,
-          prov: dict[str, Any] | None = None) -> list[Path]:
+def build(
+    results_store: str | Path,
+    folder: Path = REFERENCE_DIR,
+    tasks: Sequence[str] | None = None,
+    prov: dict[str, Any] | None = None,
+) -> list[Path]:
     """One bundle per agent configuration from the FINISHED trials of ``results_store`` whose
     definition hash is the registered task's and whose seeds are the task's leaderboard seeds."""
     from icml26 import benchmarks
@@ -70,21 +74,33 @@ def build(results_store: str | Path, folder: Path = REFERENCE_DIR, tasks: Sequen
     # only (task, configuration) groups that cover every leaderboard seed
     groups: dict[tuple[str, int, str, str], list[Any]] = {}
     for r in keep:
-        groups.setdefault((r.task_id, r.task_version, r.agent_name, config_hash(r.agent_kwargs)), []).append(r)
-    complete = [r for (tid, ver, _, _), rs in groups.items()
-                if {x.seed for x in rs} == set(benchmarks.get_task(tid, ver).seeds) for r in rs]
+        groups.setdefault(
+            (r.task_id, r.task_version, r.agent_name, config_hash(r.agent_kwargs)), []
+        ).append(r)
+    complete = [
+        r
+        for (tid, ver, _, _), rs in groups.items()
+        if {x.seed for x in rs} == set(benchmarks.get_task(tid, ver).seeds)
+        for r in rs
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     data = manifest(folder)
     known = {b["file"]: b for b in data["bundles"]}
     paths = []
-    for bundle in bundles_from_results(complete, description="reference run of the icml26 suite",
-                                       authors="icml26-gym"):
+    for bundle in bundles_from_results(
+        complete, description="reference run of the icml26 suite", authors="icml26-gym"
+    ):
         slug = "-".join([bundle["agent"]["name"], config_hash(bundle["agent"]["kwargs"])])
         slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in slug)
         path = write_bundle(bundle, folder / f"{slug}.json")
-        known[path.name] = {"file": path.name, "content_hash": bundle["content_hash"],
-                            "name": bundle["name"], "tasks": bundle["tasks"],
-                            "built": prov or {}, "verification": None}
+        known[path.name] = {
+            "file": path.name,
+            "content_hash": bundle["content_hash"],
+            "name": bundle["name"],
+            "tasks": bundle["tasks"],
+            "built": prov or {},
+            "verification": None,
+        }
         paths.append(path)
     data["bundles"] = [known[k] for k in sorted(known)]
     _write_manifest(folder, data)
@@ -97,9 +113,14 @@ def _iqm_of(results: Sequence[Any], metric: str) -> float:
     return iqm([r.metrics[metric] for r in results])
 
 
-def verify(folder: Path = REFERENCE_DIR, files: Sequence[str] | None = None,
-           prov: dict[str, Any] | None = None, executor: str = "local", workers: int = 1,
-           force: bool = False) -> list[dict[str, Any]]:
+def verify(
+    folder: Path = REFERENCE_DIR,
+    files: Sequence[str] | None = None,
+    prov: dict[str, Any] | None = None,
+    executor: str = "local",
+    workers: int = 1,
+    force: bool = False,
+) -> list[dict[str, Any]]:
     """Re-run every trial of the bundles (same seeds) and record per task whether the re-run's
     IQM of the primary metric agrees with the bundle's within the task's tolerance. Bundles
     already verified are skipped unless named in ``files`` or ``force``."""
@@ -118,9 +139,14 @@ def verify(folder: Path = REFERENCE_DIR, files: Sequence[str] | None = None,
         if content_hash(bundle) != b["content_hash"]:
             raise ValueError(f"{b['file']}: content hash differs from {MANIFEST}")
         trials = [TrialResult.from_dict(t) for t in bundle["results"]]
-        specs = [TrialSpec(t.task_id, t.task_version, t.agent_name, t.agent_kwargs, t.seed) for t in trials]
+        specs = [
+            TrialSpec(t.task_id, t.task_version, t.agent_name, t.agent_kwargs, t.seed)
+            for t in trials
+        ]
         with tempfile.TemporaryDirectory() as d:
-            rerun = benchmarks.run(specs, store=Path(d) / "rerun.db", executor=executor, workers=workers)
+            rerun = benchmarks.run(
+                specs, store=Path(d) / "rerun.db", executor=executor, workers=workers
+            )
         per_task: dict[str, Any] = {}
         for key in sorted({f"{t.task_id}@v{t.task_version}" for t in trials}):
             tid, _, ver = key.rpartition("@v")
@@ -128,22 +154,36 @@ def verify(folder: Path = REFERENCE_DIR, files: Sequence[str] | None = None,
             mine = [t for t in trials if t.task_id == tid and t.task_version == int(ver)]
             again = [t for t in rerun if t.task_id == tid and t.task_version == int(ver)]
             ok = [t for t in again if t.status == "FINISHED"]
-            rec: dict[str, Any] = {"primary_metric": task.primary_metric, "tolerance": task.tolerance,
-                                   "n_seeds": len(mine), "rerun_finished": len(ok)}
+            rec: dict[str, Any] = {
+                "primary_metric": task.primary_metric,
+                "tolerance": task.tolerance,
+                "n_seeds": len(mine),
+                "rerun_finished": len(ok),
+            }
             if len(ok) == len(mine):
                 sub, re_ = _iqm_of(mine, task.primary_metric), _iqm_of(ok, task.primary_metric)
                 scale = max(abs(sub), 1e-12)
-                rec.update(submitted_iqm=sub, rerun_iqm=re_, relative_difference=abs(re_ - sub) / scale,
-                           agree=abs(re_ - sub) <= task.tolerance * scale,
-                           max_seed_difference=max(abs(a.metrics[task.primary_metric] - c.metrics[task.primary_metric])
-                                                   for a, c in zip(sorted(mine, key=lambda t: t.seed),
-                                                                   sorted(ok, key=lambda t: t.seed))))
+                rec.update(
+                    submitted_iqm=sub,
+                    rerun_iqm=re_,
+                    relative_difference=abs(re_ - sub) / scale,
+                    agree=abs(re_ - sub) <= task.tolerance * scale,
+                    max_seed_difference=max(
+                        abs(a.metrics[task.primary_metric] - c.metrics[task.primary_metric])
+                        for a, c in zip(
+                            sorted(mine, key=lambda t: t.seed), sorted(ok, key=lambda t: t.seed)
+                        )
+                    ),
+                )
             else:
                 rec["agree"] = False
             per_task[key] = rec
-        b["verification"] = {"method": "re-run of every trial (same task version, agent, configuration, seeds)",
-                             "agree": all(r["agree"] for r in per_task.values()), "tasks": per_task,
-                             **(prov or {})}
+        b["verification"] = {
+            "method": "re-run of every trial (same task version, agent, configuration, seeds)",
+            "agree": all(r["agree"] for r in per_task.values()),
+            "tasks": per_task,
+            **(prov or {}),
+        }
         records.append(b)
         _write_manifest(folder, data)
     return records
@@ -182,8 +222,10 @@ def load_into(store: Any, folder: Path = REFERENCE_DIR, quiet: bool = False) -> 
         stale = _stale_trials(json.loads(raw))
         if stale:
             if not quiet:
-                print(f"reference bundle {b['file']} skipped: the definition of {stale} changed since it was run",
-                      file=sys.stderr)
+                print(
+                    f"reference bundle {b['file']} skipped: the definition of {stale} changed since it was run",
+                    file=sys.stderr,
+                )
             continue
         try:
             receipt = store.submit(raw, submitter=SUBMITTER)
@@ -195,13 +237,24 @@ def load_into(store: Any, folder: Path = REFERENCE_DIR, quiet: bool = False) -> 
         for eid in receipt.entry_ids:
             e = store.entry(eid)
             rec = ver["tasks"].get(f"{e.task_id}@v{e.task_version}", {})
-            reason = (f"reference run shipped with icml26-gym; re-run of its {rec.get('n_seeds', '?')} seeds at "
-                      f"commit {str(commit)[:12]} gave IQM {rec.get('rerun_iqm', float('nan')):.4g} vs "
-                      f"{rec.get('submitted_iqm', float('nan')):.4g} submitted (tolerance {rec.get('tolerance')})"
-                      + ("; draft: verified from an uncommitted tree" if ver.get("dirty") else ""))
-            store.set_status(eid, "VERIFIED", reason, actor=SUBMITTER,
-                             verification={"reference": True, **rec, "commit": commit,
-                                           "command": ver.get("command")})
+            reason = (
+                f"reference run shipped with icml26-gym; re-run of its {rec.get('n_seeds', '?')} seeds at "
+                f"commit {str(commit)[:12]} gave IQM {rec.get('rerun_iqm', float('nan')):.4g} vs "
+                f"{rec.get('submitted_iqm', float('nan')):.4g} submitted (tolerance {rec.get('tolerance')})"
+                + ("; draft: verified from an uncommitted tree" if ver.get("dirty") else "")
+            )
+            store.set_status(
+                eid,
+                "VERIFIED",
+                reason,
+                actor=SUBMITTER,
+                verification={
+                    "reference": True,
+                    **rec,
+                    "commit": commit,
+                    "command": ver.get("command"),
+                },
+            )
             new_ids.append(eid)
     return new_ids
 
@@ -222,28 +275,51 @@ def overview(folder: Path = REFERENCE_DIR, prov: dict[str, Any] | None = None) -
         for key in sorted({f"{t.task_id}@v{t.task_version}" for t in trials}):
             tid, _, v = key.rpartition("@v")
             task = benchmarks.get_task(tid, int(v))
-            vals = [t.metrics[task.primary_metric] for t in trials if t.task_id == tid and t.task_version == int(v)]
+            vals = [
+                t.metrics[task.primary_metric]
+                for t in trials
+                if t.task_id == tid and t.task_version == int(v)
+            ]
             iv = iqm_ci(vals, seed=0)
             rec = ver.get("tasks", {}).get(key, {})
-            status = ("re-run agrees" if rec.get("agree") else "re-run DISAGREES") if rec else "not verified"
+            status = (
+                ("re-run agrees" if rec.get("agree") else "re-run DISAGREES")
+                if rec
+                else "not verified"
+            )
             kwargs = json.dumps(bundle["agent"].get("kwargs", {}), sort_keys=True)
             sign = -1.0 if task.primary.direction == "max" else 1.0
-            rows.setdefault(key, []).append((sign * iv.estimate, f"| {bundle['agent']['name']} | `{kwargs}` | "
-                                             f"{iv.format(4)} | {len(vals)} | {status} |"))
-    out = ["# Reference leaderboard", "",
-           "The suite's own runs of each family's method and baselines, shipped in "
-           "`icml26/leaderboards/reference/` and loaded (VERIFIED) by `icml26 leaderboard render` / `show` "
-           "on the default store. Each entry is re-run trial by trial "
-           "(`python -m icml26.leaderboards.reference verify`). IQM of the task's primary metric over its "
-           "leaderboard seeds with a 95% interval (docs/evaluation_protocol.md); best first.", ""]
+            rows.setdefault(key, []).append(
+                (
+                    sign * iv.estimate,
+                    f"| {bundle['agent']['name']} | `{kwargs}` | "
+                    f"{iv.format(4)} | {len(vals)} | {status} |",
+                )
+            )
+    out = [
+        "# Reference leaderboard",
+        "",
+        "The suite's own runs of each family's method and baselines, shipped in "
+        "`icml26/leaderboards/reference/` and loaded (VERIFIED) by `icml26 leaderboard render` / `show` "
+        "on the default store. Each entry is re-run trial by trial "
+        "(`python -m icml26.leaderboards.reference verify`). IQM of the task's primary metric over its "
+        "leaderboard seeds with a 95% interval (docs/evaluation_protocol.md); best first.",
+        "",
+    ]
     if prov:
         out += [provenance_lines(prov)]
     for key in sorted(rows):
         tid, _, v = key.rpartition("@v")
         task = benchmarks.get_task(tid, int(v))
         arrow = "higher is better" if task.primary.direction == "max" else "lower is better"
-        out += [f"## {key}", "", f"Primary metric `{task.primary_metric}` ({arrow}).", "",
-                "| agent | configuration | IQM [95% CI] | seeds | verification |", "|---|---|---|---|---|"]
+        out += [
+            f"## {key}",
+            "",
+            f"Primary metric `{task.primary_metric}` ({arrow}).",
+            "",
+            "| agent | configuration | IQM [95% CI] | seeds | verification |",
+            "|---|---|---|---|---|",
+        ]
         out += [line for _, line in sorted(rows[key])] + [""]
     return "\n".join(out)
 
@@ -269,8 +345,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_allow_dirty(o)
     args = p.parse_args(argv)
     if args.cmd == "check":
-        bad = [b["file"] for b in manifest()["bundles"]
-               if content_hash(json.loads((REFERENCE_DIR / b["file"]).read_text())) != b["content_hash"]]
+        bad = [
+            b["file"]
+            for b in manifest()["bundles"]
+            if content_hash(json.loads((REFERENCE_DIR / b["file"]).read_text()))
+            != b["content_hash"]
+        ]
         print("OK" if not bad else f"content hash differs: {bad}")
         return 1 if bad else 0
     try:
@@ -287,8 +367,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in build(args.results, tasks=args.task, prov=prov):
             print(path)
         return 0
-    for rec in verify(files=args.files or None, prov=prov, executor=args.executor, workers=args.workers,
-                      force=args.force):
+    for rec in verify(
+        files=args.files or None,
+        prov=prov,
+        executor=args.executor,
+        workers=args.workers,
+        force=args.force,
+    ):
         print(f"{rec['file']}: {'agrees' if rec['verification']['agree'] else 'DISAGREES'}")
     return 0
 

@@ -68,8 +68,18 @@ __all__ = [
 WORKER_MODULE = "icml26.leaderboards.sandbox_worker"
 _MAX_FRAME = 64 * 2**20
 # modules that are the interpreter itself rather than a package (not all are stdlib names)
-_INTERPRETER_MODULES = frozenset({"__main__", "__future__", "builtins", "site", "sitecustomize",
-                                  "usercustomize", "_frozen_importlib", "_frozen_importlib_external"})
+_INTERPRETER_MODULES = frozenset(
+    {
+        "__main__",
+        "__future__",
+        "builtins",
+        "site",
+        "sitecustomize",
+        "usercustomize",
+        "_frozen_importlib",
+        "_frozen_importlib_external",
+    }
+)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _ENTRY_POINT_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
 _ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
@@ -117,7 +127,9 @@ class Limits:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"Limits.{name}: expected a positive number, got {v!r}")
         if self.cpu_s is not None and not self.cpu_s > 0:
-            raise ValueError(f"Limits.cpu_s: expected a positive number or None, got {self.cpu_s!r}")
+            raise ValueError(
+                f"Limits.cpu_s: expected a positive number or None, got {self.cpu_s!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,13 +161,18 @@ def dist_provides(dist_name: str, top: str) -> bool | None:
         return True
     for f in dist.files or []:
         first = f.parts[0] if f.parts else ""
-        if first == top or first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd"))):
+        if (
+            first == top
+            or first == f"{top}.py"
+            or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))
+        ):
             return True
     return False
 
 
-def entry_point_problem(entry_point: Any, requirement: str | None = None,
-                        path: str | None = None) -> str | None:
+def entry_point_problem(
+    entry_point: Any, requirement: str | None = None, path: str | None = None
+) -> str | None:
     """Why ``entry_point`` may not be run as a submitted agent, or None.
 
     Refused: anything not ``package.module:Name``; a top-level module of the standard library
@@ -166,9 +183,15 @@ def entry_point_problem(entry_point: Any, requirement: str | None = None,
     if not isinstance(entry_point, str) or not _ENTRY_POINT_RE.fullmatch(entry_point):
         return f"{entry_point!r} is not an entry point 'package.module:ClassName'"
     top = entry_point.partition(":")[0].split(".")[0]
-    if top in sys.stdlib_module_names or top in sys.builtin_module_names or top in _INTERPRETER_MODULES:
-        return (f"{entry_point!r} names the standard-library/interpreter module {top!r}; an agent "
-                "entry point must name a class in the submitted package (its requirement or path)")
+    if (
+        top in sys.stdlib_module_names
+        or top in sys.builtin_module_names
+        or top in _INTERPRETER_MODULES
+    ):
+        return (
+            f"{entry_point!r} names the standard-library/interpreter module {top!r}; an agent "
+            "entry point must name a class in the submitted package (its requirement or path)"
+        )
     if requirement:
         try:
             from packaging.requirements import InvalidRequirement, Requirement
@@ -178,8 +201,10 @@ def entry_point_problem(entry_point: Any, requirement: str | None = None,
             return None  # the requirement's own validation reports it
         owners = _owners_of_top_level_modules().get(top)
         if owners and want not in {_normalize(d) for d in owners}:
-            return (f"module {top!r} of {entry_point!r} belongs to the installed distribution(s) "
-                    f"{sorted(set(owners))}, not to the declared requirement {requirement!r}")
+            return (
+                f"module {top!r} of {entry_point!r} belongs to the installed distribution(s) "
+                f"{sorted(set(owners))}, not to the declared requirement {requirement!r}"
+            )
     return None
 
 
@@ -199,8 +224,14 @@ def encode(value: Any, _depth: int = 0) -> Any:
         if arr.dtype.kind not in _ND_KINDS:
             raise TypeError(f"arrays of dtype {arr.dtype} cannot be sent (numeric dtypes only)")
         data = np.ascontiguousarray(arr)
-        return {"__nd__": [data.dtype.str, list(arr.shape), base64.b64encode(data.tobytes()).decode(),
-                           isinstance(value, np.generic)]}
+        return {
+            "__nd__": [
+                data.dtype.str,
+                list(arr.shape),
+                base64.b64encode(data.tobytes()).decode(),
+                isinstance(value, np.generic),
+            ]
+        }
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v, _depth + 1) for v in value]}
     if isinstance(value, list):
@@ -230,7 +261,9 @@ def decode(obj: Any, _depth: int = 0) -> Any:
             try:
                 dtype_s, shape, b64, scalar = obj["__nd__"]
                 dtype = np.dtype(dtype_s)
-                if dtype.kind not in _ND_KINDS or not all(isinstance(n, int) and n >= 0 for n in shape):
+                if dtype.kind not in _ND_KINDS or not all(
+                    isinstance(n, int) and n >= 0 for n in shape
+                ):
                     raise ValueError
                 raw = base64.b64decode(b64, validate=True)
                 arr = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
@@ -309,8 +342,8 @@ def _guard(on: bool) -> None:
     global _guard_depth
     _guard_depth += 1 if on else -1
     if (on and _guard_depth == 1) or (not on and _guard_depth == 0):
-        _prctl(36, int(on))       # PR_SET_CHILD_SUBREAPER
-        _prctl(4, int(not on))    # PR_SET_DUMPABLE
+        _prctl(36, int(on))  # PR_SET_CHILD_SUBREAPER
+        _prctl(4, int(not on))  # PR_SET_DUMPABLE
 
 
 def _proc_table() -> dict[int, tuple[int, int]]:
@@ -324,7 +357,7 @@ def _proc_table() -> dict[int, tuple[int, int]]:
                 stat = f.read()
         except OSError:
             continue
-        rest = stat[stat.rfind(b")") + 2:].split()
+        rest = stat[stat.rfind(b")") + 2 :].split()
         with contextlib.suppress(ValueError, IndexError):
             out[int(name)] = (int(rest[1]), int(rest[19]))
     return out
@@ -347,7 +380,7 @@ def _session(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[3])
+        return int(stat[stat.rfind(b")") + 2 :].split()[3])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -376,28 +409,67 @@ def namespaces_available() -> bool:
 
 def _our_children() -> set[int]:
     me = os.getpid()
-    return {pid for pid, (ppid, _) in _proc_table().items() if ppid == me} if os.path.isdir("/proc") else set()
+    return (
+        {pid for pid, (ppid, _) in _proc_table().items() if ppid == me}
+        if os.path.isdir("/proc")
+        else set()
+    )
 
 
 # ---------------------------------------------------------------------------- docker
-def docker_command(image: str, limits: Limits, *, name: str, agent_path: str | None = None,
-                   engine: str | None = None) -> list[str]:
+def docker_command(
+    image: str,
+    limits: Limits,
+    *,
+    name: str,
+    agent_path: str | None = None,
+    engine: str | None = None,
+) -> list[str]:
     """The ``docker run`` (or ``podman run``) command line of a containerized worker: no
     network, read-only root, a small writable /tmp, the memory/CPU/pids/open-files limits,
     no capabilities, the agent's directory mounted read-only at /agent."""
     engine = engine or shutil.which("docker") or shutil.which("podman")
     if not engine:
-        raise SandboxUnavailable("--sandbox docker needs docker or podman on PATH; neither was "
-                                 "found (use the default process sandbox, or install one)")
+        raise SandboxUnavailable(
+            "--sandbox docker needs docker or podman on PATH; neither was "
+            "found (use the default process sandbox, or install one)"
+        )
     cpu = int(limits.cpu_s or limits.wall_s)
-    cmd = [engine, "run", "--rm", "-i", "--name", name, "--network", "none", "--read-only",
-           "--tmpfs", "/tmp:rw,size=512m,mode=1777", "--workdir", "/tmp", "--env", "HOME=/tmp",
-           "--memory", f"{int(limits.memory_mb)}m", "--memory-swap", f"{int(limits.memory_mb)}m",
-           "--cpus", "1", "--pids-limit", "256",
-           "--ulimit", f"nofile={int(limits.open_files)}:{int(limits.open_files)}",
-           "--ulimit", f"cpu={cpu}:{cpu + 5}",
-           "--ulimit", f"fsize={int(limits.file_mb) * 2**20}",
-           "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+    cmd = [
+        engine,
+        "run",
+        "--rm",
+        "-i",
+        "--name",
+        name,
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp:rw,size=512m,mode=1777",
+        "--workdir",
+        "/tmp",
+        "--env",
+        "HOME=/tmp",
+        "--memory",
+        f"{int(limits.memory_mb)}m",
+        "--memory-swap",
+        f"{int(limits.memory_mb)}m",
+        "--cpus",
+        "1",
+        "--pids-limit",
+        "256",
+        "--ulimit",
+        f"nofile={int(limits.open_files)}:{int(limits.open_files)}",
+        "--ulimit",
+        f"cpu={cpu}:{cpu + 5}",
+        "--ulimit",
+        f"fsize={int(limits.file_mb) * 2**20}",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+    ]
     if agent_path:
         cmd += ["--volume", f"{os.path.realpath(agent_path)}:/agent:ro"]
     return [*cmd, image, "python", "-I", "-m", WORKER_MODULE]
@@ -412,24 +484,36 @@ class Worker:
     raises); :meth:`call` and :meth:`getattr` forward to it; :meth:`close` kills its tree.
     """
 
-    def __init__(self, entry_point: str, kwargs: Mapping[str, Any], seed: int, *,
-                 requirement: str | None = None, path: str | None = None,
-                 limits: Limits | None = None, sandbox: str = "process",
-                 image: str = "icml26-gym:latest", threads: int = 1,
-                 namespaces: bool | None = None, hide: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        entry_point: str,
+        kwargs: Mapping[str, Any],
+        seed: int,
+        *,
+        requirement: str | None = None,
+        path: str | None = None,
+        limits: Limits | None = None,
+        sandbox: str = "process",
+        image: str = "icml26-gym:latest",
+        threads: int = 1,
+        namespaces: bool | None = None,
+        hide: Sequence[str] = (),
+    ) -> None:
         self.limits = limits or Limits()
         self.sandbox = sandbox
         self._dead: SandboxError | None = None
         self._container: str | None = None
-        self.orphans = 0   # processes that left the worker's session (setsid, double fork), killed
+        self.orphans = 0  # processes that left the worker's session (setsid, double fork), killed
         self.namespaces = False
         init_path = path
         if sandbox == "process":
             cmd = [sys.executable, "-I", "-m", WORKER_MODULE]
             prefix = _unshare_prefix() if namespaces in (None, True) else None
             if namespaces is True and prefix is None:
-                raise SandboxUnavailable("namespaces=True, but `unshare --pid --net --mount` does not "
-                                         "work on this machine")
+                raise SandboxUnavailable(
+                    "namespaces=True, but `unshare --pid --net --mount` does not "
+                    "work on this machine"
+                )
             if prefix is not None:
                 cmd = [*prefix, "--", *cmd]
                 self.namespaces = True
@@ -446,44 +530,73 @@ class Worker:
         self._stderr = open(os.path.join(self._tmp, ".stderr"), "w+b")  # noqa: SIM115
         env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
         n = str(int(threads))
-        env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=self._tmp, TMPDIR=self._tmp,
-                   OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n,
-                   ICML26_TORCH_THREADS=n, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        env.update(
+            PATH="/usr/local/bin:/usr/bin:/bin",
+            HOME=self._tmp,
+            TMPDIR=self._tmp,
+            OMP_NUM_THREADS=n,
+            OPENBLAS_NUM_THREADS=n,
+            MKL_NUM_THREADS=n,
+            ICML26_TORCH_THREADS=n,
+            MPLBACKEND="Agg",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
         _guard(True)
         self._guarded = True
         self._before = _our_children()
         self._start = time.monotonic()
         self.deadline = self._start + self.limits.wall_s + self.limits.startup_s
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, cwd=self._tmp, env=env, close_fds=True,
-                                         start_new_session=True, preexec_fn=preexec)
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                cwd=self._tmp,
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
             assert self.proc.stdin is not None and self.proc.stdout is not None
             self._w, self._r = self.proc.stdin.fileno(), self.proc.stdout.fileno()
             os.set_blocking(self._w, False)
-            reply = self._request({"op": "init", "entry_point": entry_point, "kwargs": dict(kwargs),
-                                   "seed": int(seed), "requirement": requirement, "path": init_path,
-                                   "threads": int(threads),
-                                   "hide": [str(h) for h in hide] if self.namespaces else []},
-                                  self._start + self.limits.startup_s)
+            reply = self._request(
+                {
+                    "op": "init",
+                    "entry_point": entry_point,
+                    "kwargs": dict(kwargs),
+                    "seed": int(seed),
+                    "requirement": requirement,
+                    "path": init_path,
+                    "threads": int(threads),
+                    "hide": [str(h) for h in hide] if self.namespaces else [],
+                },
+                self._start + self.limits.startup_s,
+            )
         except BaseException:
             self.close()
             raise
         self.version = str(reply.get("version", "0"))[:64]
-        self.isolation = {"sandbox": sandbox, "namespaces": self.namespaces,
-                          "hidden_paths": int(reply.get("hidden", 0)) if self.namespaces else 0,
-                          "capabilities_dropped": bool(reply.get("caps_dropped", False))}
+        self.isolation = {
+            "sandbox": sandbox,
+            "namespaces": self.namespaces,
+            "hidden_paths": int(reply.get("hidden", 0)) if self.namespaces else 0,
+            "capabilities_dropped": bool(reply.get("caps_dropped", False)),
+        }
         self.deadline = time.monotonic() + self.limits.wall_s
 
     def _preexec(self) -> None:
         lim = self.limits
         mem = int(lim.memory_mb) * 2**20
         cpu = int(lim.cpu_s or lim.wall_s) + int(lim.startup_s)
-        for res, value in ((resource.RLIMIT_AS, (mem, mem)),
-                           (resource.RLIMIT_CPU, (cpu, cpu + 5)),
-                           (resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files)),
-                           (resource.RLIMIT_FSIZE, (lim.file_mb * 2**20, lim.file_mb * 2**20)),
-                           (resource.RLIMIT_CORE, (0, 0))):
+        for res, value in (
+            (resource.RLIMIT_AS, (mem, mem)),
+            (resource.RLIMIT_CPU, (cpu, cpu + 5)),
+            (resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files)),
+            (resource.RLIMIT_FSIZE, (lim.file_mb * 2**20, lim.file_mb * 2**20)),
+            (resource.RLIMIT_CORE, (0, 0)),
+        ):
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(res, value)
 
@@ -494,8 +607,11 @@ class Worker:
         try:
             body = b"P" + pickle.dumps(dict(msg), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:
-            raise SandboxError(f"cannot send {msg.get('name') or msg.get('op')!r} arguments to the "
-                               f"sandboxed agent: {type(e).__name__}: {e}", "protocol") from None
+            raise SandboxError(
+                f"cannot send {msg.get('name') or msg.get('op')!r} arguments to the "
+                f"sandboxed agent: {type(e).__name__}: {e}",
+                "protocol",
+            ) from None
         try:
             write_frame(self._w, body, deadline)
             raw = read_frame(self._r, deadline)
@@ -510,21 +626,31 @@ class Worker:
         except SandboxError as e:
             self._fail(e)
         if "error" in reply:
-            raise AgentCallError(str(reply["error"])[:2000], str(reply.get("traceback", ""))[-8000:])
+            raise AgentCallError(
+                str(reply["error"])[:2000], str(reply.get("traceback", ""))[-8000:]
+            )
         return reply
 
     def _fail(self, e: SandboxError) -> NoReturn:
         if e.kind == "timeout":
-            e = SandboxError(f"the agent exceeded the trial's wall-clock limit of "
-                             f"{self.limits.wall_s:g} s (worker killed)", "timeout")
+            e = SandboxError(
+                f"the agent exceeded the trial's wall-clock limit of "
+                f"{self.limits.wall_s:g} s (worker killed)",
+                "timeout",
+            )
         self.close()
         if e.kind == "died":
             rc = self.proc.returncode
-            how = (f"killed by signal {signal.Signals(-rc).name}" if rc is not None and rc < 0
-                   and -rc in signal.Signals._value2member_map_ else f"exit status {rc}")
+            how = (
+                f"killed by signal {signal.Signals(-rc).name}"
+                if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_
+                else f"exit status {rc}"
+            )
             hint = {"SIGXCPU": " (CPU-time limit)", "SIGKILL": " (killed: memory or a limit)"}
             extra = next((v for k, v in hint.items() if k in how), "")
-            e = SandboxError(f"the agent's worker process died ({how}{extra}){self._stderr_tail()}", "died")
+            e = SandboxError(
+                f"the agent's worker process died ({how}{extra}){self._stderr_tail()}", "died"
+            )
         self._dead = e
         raise e
 
@@ -539,7 +665,9 @@ class Worker:
         return f"; last output: {text[-1][:300]}" if text else ""
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        reply = self._request({"op": "call", "name": name, "args": args, "kwargs": kwargs}, self.deadline)
+        reply = self._request(
+            {"op": "call", "name": name, "args": args, "kwargs": kwargs}, self.deadline
+        )
         try:
             return decode(reply.get("value"))
         except (ValueError, RecursionError) as e:
@@ -549,9 +677,15 @@ class Worker:
         """(exists, callable, value) of the agent's attribute ``name``."""
         reply = self._request({"op": "getattr", "name": name}, self.deadline)
         try:
-            return bool(reply.get("exists")), bool(reply.get("callable")), decode(reply.get("value"))
+            return (
+                bool(reply.get("exists")),
+                bool(reply.get("callable")),
+                decode(reply.get("value")),
+            )
         except (ValueError, RecursionError) as e:
-            self._fail(SandboxError(f"malformed attribute {name!r} from the agent: {e}", "protocol"))
+            self._fail(
+                SandboxError(f"malformed attribute {name!r} from the agent: {e}", "protocol")
+            )
 
     # -------------------------------------------------------------- teardown
     def close(self) -> None:
@@ -560,8 +694,9 @@ class Worker:
         if proc is not None:
             if self._container:
                 with contextlib.suppress(OSError, subprocess.SubprocessError):
-                    subprocess.run([self._engine, "kill", self._container], capture_output=True,
-                                   timeout=30)
+                    subprocess.run(
+                        [self._engine, "kill", self._container], capture_output=True, timeout=30
+                    )
             self._kill_tree(proc)
             for f in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
@@ -584,10 +719,13 @@ class Worker:
         t0 = table.get(proc.pid, (0, 0))[1]
         victims: set[int] = set()
         detached: set[int] = set()
-        for _ in range(20):   # freeze until nothing new appears, so nothing forks while we kill
+        for _ in range(20):  # freeze until nothing new appears, so nothing forks while we kill
             table = _proc_table()
-            orphans = {pid for pid, (ppid, st) in table.items()
-                       if ppid == me and pid != proc.pid and pid not in self._before and st >= t0}
+            orphans = {
+                pid
+                for pid, (ppid, st) in table.items()
+                if ppid == me and pid != proc.pid and pid not in self._before and st >= t0
+            }
             found = ({proc.pid} if proc.poll() is None else set()) | orphans
             found |= _descendants(found | {proc.pid}, table)
             new = found - victims
@@ -606,7 +744,7 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         proc.wait()
-        for pid in victims - {proc.pid}:   # adopted orphans are our children now: reap them
+        for pid in victims - {proc.pid}:  # adopted orphans are our children now: reap them
             if table.get(pid, (0, 0))[0] == me or _is_child(pid):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)
@@ -616,7 +754,7 @@ def _is_child(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[1]) == os.getpid()
+        return int(stat[stat.rfind(b")") + 2 :].split()[1]) == os.getpid()
     except (OSError, ValueError, IndexError):
         return False
 
@@ -639,7 +777,7 @@ class RemoteAgent:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name in SELF_SCORING_METHODS:
             raise AttributeError(name)
-        if name in self._methods:    # a method stays a method: one round trip per call, not two
+        if name in self._methods:  # a method stays a method: one round trip per call, not two
             return self._methods[name]
         exists, is_callable, value = self._worker.getattr(name)
         if not exists:
@@ -662,9 +800,14 @@ class RemoteAgent:
         return f"RemoteAgent(pid={self._worker.proc.pid})"
 
 
-def run_sandboxed_trial(task: Any, entry_point: str, kwargs: Mapping[str, Any], seed: int,
-                        isolation: dict[str, Any] | None = None,
-                        **worker_options: Any) -> tuple[Any, str]:
+def run_sandboxed_trial(
+    task: Any,
+    entry_point: str,
+    kwargs: Mapping[str, Any],
+    seed: int,
+    isolation: dict[str, Any] | None = None,
+    **worker_options: Any,
+) -> tuple[Any, str]:
     """Run ``task``'s family ``run_trial`` here with the agent in a :class:`Worker`; returns
     ``(TrialOutcome, agent version)`` and fills ``isolation`` with what the worker got as soon
     as it started. Raises what the worker or the agent raised."""
@@ -678,12 +821,14 @@ def run_sandboxed_trial(task: Any, entry_point: str, kwargs: Mapping[str, Any], 
     try:
         fn = load_entry_point(task.run_trial)
         outcome = _check_outcome(task, fn(task, RemoteAgent(worker), seed))
-        if worker._dead is not None:   # run_trial swallowed the error: the trial still failed
+        if worker._dead is not None:  # run_trial swallowed the error: the trial still failed
             raise worker._dead
     finally:
         worker.close()
     if worker.orphans:
-        raise SandboxError(f"the agent left {worker.orphans} process(es) running outside its worker "
-                           "(detached with setsid/double fork); killed", "protocol")
+        raise SandboxError(
+            f"the agent left {worker.orphans} process(es) running outside its worker "
+            "(detached with setsid/double fork); killed",
+            "protocol",
+        )
     return outcome, worker.version
-

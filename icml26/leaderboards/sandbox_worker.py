@@ -55,17 +55,17 @@ def _harden(hide: list[str]) -> tuple[int, bool]:
         if os.path.isdir(p):
             rc = libc.mount(b"tmpfs", p.encode(), b"tmpfs", 1 | 2 | 4 | 8, b"size=4k,mode=000")
         else:
-            rc = libc.mount(b"/dev/null", p.encode(), None, 4096, None)   # MS_BIND
+            rc = libc.mount(b"/dev/null", p.encode(), None, 4096, None)  # MS_BIND
         if rc != 0:
             raise OSError(ctypes.get_errno(), f"the sandbox could not hide {p}")
         n += 1
     dropped = False
     if os.geteuid() == 0:
-        libc.prctl(38, 1, 0, 0, 0)                 # PR_SET_NO_NEW_PRIVS
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
         for cap in range(64):
-            libc.prctl(24, cap, 0, 0, 0)           # PR_CAPBSET_DROP (EINVAL past the last one)
-        header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this thread
-        data = (ctypes.c_uint32 * 6)()                  # effective, permitted, inheritable: none
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last one)
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: none
         dropped = libc.capset(header, data) == 0
     return n, dropped
 
@@ -74,11 +74,17 @@ def _check_source(entry_point: str, requirement: str | None, path: str | None) -
     top = entry_point.partition(":")[0].split(".")[0]
     if path:
         if not os.path.isdir(path):
-            raise Refused(f"the agent's local path {path!r} does not exist on the verifying machine")
+            raise Refused(
+                f"the agent's local path {path!r} does not exist on the verifying machine"
+            )
         sys.path.insert(0, path)
         importlib.invalidate_caches()
-        spec = importlib.util.find_spec(top)   # a top-level lookup imports nothing
-        where = [] if spec is None else list(spec.submodule_search_locations or []) + [spec.origin or ""]
+        spec = importlib.util.find_spec(top)  # a top-level lookup imports nothing
+        where = (
+            []
+            if spec is None
+            else list(spec.submodule_search_locations or []) + [spec.origin or ""]
+        )
         if spec is None or not any(w and _under(w, path) for w in where):
             raise Refused(f"module {top!r} of {entry_point!r} is not in the declared path {path!r}")
     elif requirement:
@@ -86,9 +92,11 @@ def _check_source(entry_point: str, requirement: str | None, path: str | None) -
 
         provides = dist_provides(Requirement(requirement).name, top)
         if provides is None:
-            raise Refused(f"cannot import the agent's module {top!r}: the requirement {requirement!r} "
-                          f"is not installed here; install it with `pip install '{requirement}'` or "
-                          "run verify with --install")
+            raise Refused(
+                f"cannot import the agent's module {top!r}: the requirement {requirement!r} "
+                f"is not installed here; install it with `pip install '{requirement}'` or "
+                "run verify with --install"
+            )
         if not provides:
             raise Refused(f"module {top!r} is not part of the declared requirement {requirement!r}")
     else:
@@ -116,7 +124,7 @@ def _seed(seed: int, threads: int) -> None:
 
 def _construct(msg: dict[str, Any]) -> Any:
     ep, requirement, path = msg["entry_point"], msg.get("requirement"), msg.get("path")
-    problem = entry_point_problem(ep)   # the requirement is checked below, from its own metadata
+    problem = entry_point_problem(ep)  # the requirement is checked below, from its own metadata
     if problem:
         raise Refused(problem)
     _check_source(ep, requirement, path)
@@ -127,13 +135,17 @@ def _construct(msg: dict[str, Any]) -> Any:
     if inspect.isclass(obj):
         missing = [m for m in ("reset", "act") if not callable(getattr(obj, m, None))]
         if missing:
-            raise Refused(f"{ep!r} is a class without {' and '.join(missing)}(); an agent class "
-                          "needs reset(seed) and act(observation, info)")
+            raise Refused(
+                f"{ep!r} is a class without {' and '.join(missing)}(); an agent class "
+                "needs reset(seed) and act(observation, info)"
+            )
     elif inspect.isfunction(obj) and (obj.__module__ or "").split(".")[0] == top:
-        pass   # a factory of the submitted package; its product is checked below
+        pass  # a factory of the submitted package; its product is checked below
     else:
-        raise Refused(f"{ep!r} is a {type(obj).__name__}, not an agent class (or a factory "
-                      "function defined in the submitted package)")
+        raise Refused(
+            f"{ep!r} is a {type(obj).__name__}, not an agent class (or a factory "
+            "function defined in the submitted package)"
+        )
     _seed(int(msg["seed"]), int(msg.get("threads", 1)))
     agent = obj(**msg["kwargs"])
     missing = [m for m in ("reset", "act") if not callable(getattr(agent, m, None))]
@@ -161,15 +173,19 @@ def main() -> int:
         try:
             raw = read_frame(rfd)
         except Exception:
-            return 0   # the verifier went away
+            return 0  # the verifier went away
         msg = pickle.loads(raw[1:])
         op = msg.get("op")
         try:
             if op == "init":
                 hidden, dropped = _harden(list(msg.pop("hide", [])))
                 agent = _construct(msg)
-                out: dict[str, Any] = {"ok": True, "version": str(getattr(agent, "version", "0")),
-                                       "hidden": hidden, "caps_dropped": dropped}
+                out: dict[str, Any] = {
+                    "ok": True,
+                    "version": str(getattr(agent, "version", "0")),
+                    "hidden": hidden,
+                    "caps_dropped": dropped,
+                }
             elif op == "getattr":
                 name = msg["name"]
                 if name.startswith("_") or not hasattr(agent, name):

@@ -50,8 +50,10 @@ from icml26.leaderboards.validate import LIMITS, SubmissionInvalid
 
 __all__ = ["create_app", "serve", "RateLimiter", "SiteCache"]
 
-CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-       "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class RateLimiter:
@@ -60,7 +62,9 @@ class RateLimiter:
 
     def __init__(self, limit: int, window: float) -> None:
         if limit < 1 or window <= 0:
-            raise ValueError(f"rate limit: expected limit >= 1 and window > 0, got {limit}/{window}")
+            raise ValueError(
+                f"rate limit: expected limit >= 1 and window > 0, got {limit}/{window}"
+            )
         self.limit, self.window = int(limit), float(window)
         self._hits: dict[str, collections.deque[float]] = collections.defaultdict(collections.deque)
         self._lock = threading.Lock()
@@ -121,8 +125,11 @@ def _check_task_query(task: str | None) -> None:
         return
     _, _, ver = task.rpartition("@v")
     if not ver.isascii() or not ver.isdigit() or int(ver) > _MAX_ID:
-        raise HTTPException(400, f"task must be '<family>/<name>' or '<family>/<name>@v<N>' with N a "
-                            f"non-negative integer, got {task[:200]!r}")
+        raise HTTPException(
+            400,
+            f"task must be '<family>/<name>' or '<family>/<name>@v<N>' with N a "
+            f"non-negative integer, got {task[:200]!r}",
+        )
 
 
 def _overflowing_numbers(body: bytes) -> list[str]:
@@ -169,7 +176,7 @@ def _bearer(header: str | None) -> str | None:
     return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
-def create_app(
+def create_app(  # noqa: C901
     store: LeaderboardStore | str | os.PathLike[str] | None = None,
     *,
     max_body: int = LIMITS["bundle_bytes"],
@@ -189,7 +196,9 @@ def create_app(
     from icml26 import agents, benchmarks
     from icml26.leaderboards.ranking import local_memo, rank_all
 
-    if not (isinstance(lock_timeout, (int, float)) and math.isfinite(lock_timeout) and lock_timeout >= 0):
+    if not (
+        isinstance(lock_timeout, (int, float)) and math.isfinite(lock_timeout) and lock_timeout >= 0
+    ):
         raise ValueError(f"lock_timeout must be a number of seconds >= 0, got {lock_timeout!r}")
     # Fill the registries now: validating a bundle needs all of them, and a cold registry
     # filled by racing request threads must never be seen half-filled.
@@ -203,13 +212,19 @@ def create_app(
     view.memo = _tolerant_memo(st, local_memo)  # type: ignore[method-assign]
     limiter = RateLimiter(*rate_limit)
     site = SiteCache(view, reps=reps, seed=seed, title=title)
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
         yield
         site.close()
 
-    app = FastAPI(title=title, docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json",
-                  lifespan=lifespan)
+    app = FastAPI(
+        title=title,
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
     app.state.store, app.state.site, app.state.limiter = st, site, limiter
 
     @app.middleware("http")
@@ -228,7 +243,9 @@ def create_app(
     @app.exception_handler(sa.exc.OperationalError)
     async def database_unavailable(request: Request, exc: sa.exc.OperationalError) -> JSONResponse:
         why = _db_trouble(exc)
-        return error(503, f"{why}; retry in {retry_after} s", headers={"Retry-After": str(retry_after)})
+        return error(
+            503, f"{why}; retry in {retry_after} s", headers={"Retry-After": str(retry_after)}
+        )
 
     # ------------------------------------------------------------------ API
     @app.get("/api/health")
@@ -240,17 +257,27 @@ def create_app(
         out = []
         for r in rank_all(view, reps=reps, seed=seed):
             lead = r.leader
-            out.append({"task_key": r.task_key, "task_id": r.task_id, "task_version": r.task_version,
-                        "primary_metric": r.primary_metric, "direction": r.direction,
-                        "leader": None if lead is None else lead.to_dict(),
-                        "n_verified": len(r.verified), "n_pending": len(r.unverified),
-                        "n_rejected_or_failed": len(r.closed)})
+            out.append(
+                {
+                    "task_key": r.task_key,
+                    "task_id": r.task_id,
+                    "task_version": r.task_version,
+                    "primary_metric": r.primary_metric,
+                    "direction": r.direction,
+                    "leader": None if lead is None else lead.to_dict(),
+                    "n_verified": len(r.verified),
+                    "n_pending": len(r.unverified),
+                    "n_rejected_or_failed": len(r.closed),
+                }
+            )
         return out
 
     @app.get("/api/tasks/{task:path}")
     def api_task(task: str) -> dict[str, Any]:
         _check_task_query(task)
-        rankings = [r for r in rank_all(view, reps=reps, seed=seed) if task in (r.task_key, r.task_id)]
+        rankings = [
+            r for r in rank_all(view, reps=reps, seed=seed) if task in (r.task_key, r.task_id)
+        ]
         if not rankings:
             raise HTTPException(404, f"no entries for task {task!r}")
         return max(rankings, key=lambda r: r.task_version).to_dict()
@@ -276,16 +303,25 @@ def create_app(
         token = _bearer(request.headers.get("authorization"))
         who = await run_in_threadpool(st.authenticate, token) if token else None
         if who is None:
-            return error(401, "a valid bearer token is required (Authorization: Bearer <token>; "
-                         "ask the organizers, who create one with `icml26 leaderboard token create`)",
-                         headers={"WWW-Authenticate": 'Bearer realm="icml26-leaderboard"'})
+            return error(
+                401,
+                "a valid bearer token is required (Authorization: Bearer <token>; "
+                "ask the organizers, who create one with `icml26 leaderboard token create`)",
+                headers={"WWW-Authenticate": 'Bearer realm="icml26-leaderboard"'},
+            )
         wait = limiter.hit(who)
         if wait is not None:
-            return error(429, f"rate limit: at most {limiter.limit} submissions per "
-                         f"{limiter.window:g} s per token; retry in {wait:.0f} s",
-                         headers={"Retry-After": str(max(1, int(wait + 0.999)))})
-        too_large = error(413, f"request body larger than the {max_body}-byte limit for a submission",
-                          kind="too_large")
+            return error(
+                429,
+                f"rate limit: at most {limiter.limit} submissions per "
+                f"{limiter.window:g} s per token; retry in {wait:.0f} s",
+                headers={"Retry-After": str(max(1, int(wait + 0.999)))},
+            )
+        too_large = error(
+            413,
+            f"request body larger than the {max_body}-byte limit for a submission",
+            kind="too_large",
+        )
         declared = request.headers.get("content-length")
         if declared is not None:
             try:
@@ -312,9 +348,20 @@ def create_app(
             return JSONResponse(e.to_dict(), status_code=status)
         except OverflowError:
             fields = _overflowing_numbers(bytes(body)) or ["bundle"]
-            return JSONResponse({"error": "submission rejected", "kind": "invalid", "errors": [
-                {"field": f, "message": "integer too large for a float (every number must be finite)"}
-                for f in fields]}, status_code=422)
+            return JSONResponse(
+                {
+                    "error": "submission rejected",
+                    "kind": "invalid",
+                    "errors": [
+                        {
+                            "field": f,
+                            "message": "integer too large for a float (every number must be finite)",
+                        }
+                        for f in fields
+                    ],
+                },
+                status_code=422,
+            )
         return JSONResponse(receipt.to_dict(), status_code=201)
 
     # ------------------------------------------------------------------ pages

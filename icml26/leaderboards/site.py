@@ -68,8 +68,10 @@ def _metric_names(ranking: TaskRanking) -> list[str]:
 def _prepare(out: Path) -> None:
     """Create ``out`` or clear a previous render in it; refuse to clobber anything else."""
     if out.exists() and any(out.iterdir()) and not (out / SITE_MARKER).exists():
-        raise ValueError(f"{out} is not empty and was not written by `icml26 leaderboard render`; "
-                         "choose an empty or new directory")
+        raise ValueError(
+            f"{out} is not empty and was not written by `icml26 leaderboard render`; "
+            "choose an empty or new directory"
+        )
     out.mkdir(parents=True, exist_ok=True)
     for d in _GENERATED_DIRS:
         shutil.rmtree(out / d, ignore_errors=True)
@@ -88,19 +90,24 @@ def _json_default(x: Any) -> Any:
 
 
 def _task_figure_inputs(r: TaskRanking) -> Any:
-    rows = [[x.entry.id, x.entry.name, x.iqm, x.low, x.high, v]
-            for rows, v in ((r.verified, True), (r.unverified, False)) for x in rows]
+    rows = [
+        [x.entry.id, x.entry.name, x.iqm, x.low, x.high, v]
+        for rows, v in ((r.verified, True), (r.unverified, False))
+        for x in rows
+    ]
     return [r.task_key, r.primary_metric, r.direction, rows]
 
 
-def _cached_figure(cache: str | os.PathLike[str] | None, stem: Path, inputs: Any,
-                   draw: Callable[[Path], Any]) -> None:
+def _cached_figure(
+    cache: str | os.PathLike[str] | None, stem: Path, inputs: Any, draw: Callable[[Path], Any]
+) -> None:
     """Draw ``<stem>.png/.svg``, or copy them from ``cache`` when drawn before from ``inputs``."""
     if cache is None:
         draw(stem)
         return
-    key = hashlib.sha256(json.dumps([stem.name, inputs], sort_keys=True, default=_json_default)
-                         .encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps([stem.name, inputs], sort_keys=True, default=_json_default).encode()
+    ).hexdigest()[:24]
     cached = Path(cache) / key
     if not (cached / f"{stem.name}.svg").is_file():
         # not _paths.atomic_write: that replaces an existing folder, which a concurrent renderer
@@ -137,13 +144,17 @@ def render_site(
 
     out = Path(out)
     revision = source.revision() if isinstance(source, LeaderboardStore) else 0
-    entries = source.entries(with_events=True) if isinstance(source, LeaderboardStore) else list(source)
+    entries = (
+        source.entries(with_events=True) if isinstance(source, LeaderboardStore) else list(source)
+    )
     memo = source.memo if isinstance(source, LeaderboardStore) else None
     rankings = {r.task_key: r for r in rank_all(entries, reps=reps, seed=seed, memo=memo)}
     if include_registered:
         for t in benchmarks.list_tasks():
             if t.key not in rankings:
-                rankings[t.key] = TaskRanking(t.key, t.id, t.version, t, t.primary_metric, t.primary.direction)
+                rankings[t.key] = TaskRanking(
+                    t.key, t.id, t.version, t, t.primary_metric, t.primary.direction
+                )
     views = cross_task([rankings[k] for k in sorted(rankings)], reps=reps, seed=seed, memo=memo)
 
     _prepare(out)
@@ -167,27 +178,43 @@ def render_site(
     for key, r in sorted(rankings.items()):
         if r.verified or r.unverified:
             stem = f"task-{task_slug(key)}"
-            _cached_figure(figure_cache, out / "figures" / stem, _task_figure_inputs(r),
-                           functools.partial(task_figure, r))
+            _cached_figure(
+                figure_cache,
+                out / "figures" / stem,
+                _task_figure_inputs(r),
+                functools.partial(task_figure, r),
+            )
             figure_of[key] = stem
         else:
             figure_of[key] = None
     for v in views:
-        _cached_figure(figure_cache, out / "figures" / f"profile-{v.slug}", v.to_dict(),
-                       functools.partial(profile_figure, v))
+        _cached_figure(
+            figure_cache,
+            out / "figures" / f"profile-{v.slug}",
+            v.to_dict(),
+            functools.partial(profile_figure, v),
+        )
 
     # overview
     task_rows = []
     for key, r in sorted(rankings.items()):
-        task_rows.append({
-            "key": key, "slug": task_slug(key),
-            "family": r.task.family if r.task is not None else key.split("/")[0],
-            "primary": r.primary_metric, "direction": r.direction, "leader": r.leader,
-            "n_verified": len(r.verified), "n_pending": len(r.unverified), "n_closed": len(r.closed),
-            "n_total": len(r.verified) + len(r.unverified) + len(r.closed),
-        })
+        task_rows.append(
+            {
+                "key": key,
+                "slug": task_slug(key),
+                "family": r.task.family if r.task is not None else key.split("/")[0],
+                "primary": r.primary_metric,
+                "direction": r.direction,
+                "leader": r.leader,
+                "n_verified": len(r.verified),
+                "n_pending": len(r.unverified),
+                "n_closed": len(r.closed),
+                "n_total": len(r.verified) + len(r.unverified) + len(r.closed),
+            }
+        )
     page = env.get_template("index.html").render(
-        root="", task_rows=task_rows, views=views, entries=entries, **common)
+        root="", task_rows=task_rows, views=views, entries=entries, **common
+    )
     (out / "index.html").write_text(page, encoding="utf-8")
 
     # task pages
@@ -205,16 +232,28 @@ def render_site(
             for row in rows:
                 if row.entry.id == e.id:
                     ranked, of = row, len(rows)
-        metrics = [m.name for m in r.task.metrics] if r.task is not None else sorted(e.trials[0].metrics)
-        html = tpl.render(root="../", e=e, ranking=r, ranked=ranked, ranked_of=of, metrics=metrics,
-                          trials=sorted(e.trials, key=lambda t: t.seed), **common)
+        metrics = (
+            [m.name for m in r.task.metrics] if r.task is not None else sorted(e.trials[0].metrics)
+        )
+        html = tpl.render(
+            root="../",
+            e=e,
+            ranking=r,
+            ranked=ranked,
+            ranked_of=of,
+            metrics=metrics,
+            trials=sorted(e.trials, key=lambda t: t.seed),
+            **common,
+        )
         (out / "entries" / f"{e.id}.html").write_text(html, encoding="utf-8")
 
     data = {
-        "generated_at": common["generated_at"], "revision": revision,
+        "generated_at": common["generated_at"],
+        "revision": revision,
         "rankings": [rankings[k].to_dict() for k in sorted(rankings)],
         "cross_task": [v.to_dict() for v in views],
     }
     (out / "data" / "leaderboard.json").write_text(
-        json.dumps(data, indent=1, default=_json_default, allow_nan=False), encoding="utf-8")
+        json.dumps(data, indent=1, default=_json_default, allow_nan=False), encoding="utf-8"
+    )
     return out

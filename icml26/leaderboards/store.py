@@ -60,8 +60,18 @@ from icml26.leaderboards.validate import (
 )
 from icml26.protocol import TrialResult, config_hash
 
-__all__ = ["EntryStatus", "STATUSES", "Entry", "Receipt", "LeaderboardStore", "open_leaderboard",
-           "DEFAULT_LEADERBOARD", "SECRET_ENV", "SECRET_FILE_ENV", "default_secret_file"]
+__all__ = [
+    "EntryStatus",
+    "STATUSES",
+    "Entry",
+    "Receipt",
+    "LeaderboardStore",
+    "open_leaderboard",
+    "DEFAULT_LEADERBOARD",
+    "SECRET_ENV",
+    "SECRET_FILE_ENV",
+    "default_secret_file",
+]
 
 EntryStatus = Literal["PENDING", "RUNNING", "VERIFIED", "REJECTED", "FAILED"]
 STATUSES: tuple[str, ...] = ("PENDING", "RUNNING", "VERIFIED", "REJECTED", "FAILED")
@@ -84,12 +94,15 @@ def default_secret_file(url: str) -> Path:
     its URL) under :func:`config_dir`."""
     key = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
     return config_dir() / "leaderboard-secrets" / f"{key}.key"
+
+
 _TOKEN_NAME_RE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 
 _md = sa.MetaData()
 
 submissions_table = sa.Table(
-    "icml26_lb_submissions", _md,
+    "icml26_lb_submissions",
+    _md,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("content_hash", sa.String(80), nullable=False, unique=True),
     sa.Column("name", sa.String(200), nullable=False),
@@ -106,10 +119,16 @@ submissions_table = sa.Table(
 )
 
 entries_table = sa.Table(
-    "icml26_lb_entries", _md,
+    "icml26_lb_entries",
+    _md,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("submission_id", sa.Integer, sa.ForeignKey("icml26_lb_submissions.id"), nullable=False,
-              index=True),
+    sa.Column(
+        "submission_id",
+        sa.Integer,
+        sa.ForeignKey("icml26_lb_submissions.id"),
+        nullable=False,
+        index=True,
+    ),
     sa.Column("task_id", sa.String(300), nullable=False, index=True),
     sa.Column("task_version", sa.Integer, nullable=False),
     sa.Column("fingerprint", sa.String(80), nullable=False, unique=True),
@@ -123,9 +142,12 @@ entries_table = sa.Table(
 )
 
 events_table = sa.Table(
-    "icml26_lb_events", _md,
+    "icml26_lb_events",
+    _md,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("entry_id", sa.Integer, sa.ForeignKey("icml26_lb_entries.id"), nullable=False, index=True),
+    sa.Column(
+        "entry_id", sa.Integer, sa.ForeignKey("icml26_lb_entries.id"), nullable=False, index=True
+    ),
     sa.Column("at", sa.String(40), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
@@ -133,7 +155,8 @@ events_table = sa.Table(
 )
 
 tokens_table = sa.Table(
-    "icml26_lb_tokens", _md,
+    "icml26_lb_tokens",
+    _md,
     sa.Column("name", sa.String(64), primary_key=True),
     sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at", sa.String(40), nullable=False),
@@ -141,7 +164,8 @@ tokens_table = sa.Table(
 )
 
 settings_table = sa.Table(
-    "icml26_lb_settings", _md,
+    "icml26_lb_settings",
+    _md,
     sa.Column("key", sa.String(64), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
@@ -149,7 +173,8 @@ settings_table = sa.Table(
 # Memoized statistics (bootstrap intervals, probabilities of improvement), keyed by a hash of
 # the exact inputs, so re-rendering a large board recomputes only what a new entry changed.
 stats_table = sa.Table(
-    "icml26_lb_stats", _md,
+    "icml26_lb_stats",
+    _md,
     sa.Column("key", sa.String(80), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
@@ -207,16 +232,35 @@ class Entry:
     def public_dict(self) -> dict[str, Any]:
         """Everything shown publicly (pages, JSON API): no held-out seeds, no secret."""
         return {
-            "id": self.id, "submission_id": self.submission_id, "task_id": self.task_id,
-            "task_version": self.task_version, "status": self.status, "reason": self.reason,
-            "updated_at": self.updated_at, "name": self.name, "description": self.description,
-            "authors": self.authors, "url": self.url, "agent": self.agent, "packages": self.packages,
-            "git_commit": self.git_commit, "content_hash": self.content_hash,
-            "created_at": self.created_at, "submitted_at": self.submitted_at,
+            "id": self.id,
+            "submission_id": self.submission_id,
+            "task_id": self.task_id,
+            "task_version": self.task_version,
+            "status": self.status,
+            "reason": self.reason,
+            "updated_at": self.updated_at,
+            "name": self.name,
+            "description": self.description,
+            "authors": self.authors,
+            "url": self.url,
+            "agent": self.agent,
+            "packages": self.packages,
+            "git_commit": self.git_commit,
+            "content_hash": self.content_hash,
+            "created_at": self.created_at,
+            "submitted_at": self.submitted_at,
             "submitter": self.submitter,
-            "trials": [{"seed": t.seed, "metrics": t.metrics, "wall_time_s": t.wall_time_s,
-                        "n_scores": len(t.scores)} for t in sorted(self.trials, key=lambda t: t.seed)],
-            "verification": self.verification, "events": self.events,
+            "trials": [
+                {
+                    "seed": t.seed,
+                    "metrics": t.metrics,
+                    "wall_time_s": t.wall_time_s,
+                    "n_scores": len(t.scores),
+                }
+                for t in sorted(self.trials, key=lambda t: t.seed)
+            ],
+            "verification": self.verification,
+            "events": self.events,
         }
 
 
@@ -230,8 +274,13 @@ class Receipt:
     tasks: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"submission_id": self.submission_id, "entry_ids": list(self.entry_ids),
-                "content_hash": self.content_hash, "tasks": list(self.tasks), "status": "PENDING"}
+        return {
+            "submission_id": self.submission_id,
+            "entry_ids": list(self.entry_ids),
+            "content_hash": self.content_hash,
+            "tasks": list(self.tasks),
+            "status": "PENDING",
+        }
 
 
 def entry_fingerprint(vb: ValidatedBundle, task_key: str) -> str:
@@ -250,9 +299,16 @@ def entry_fingerprint(vb: ValidatedBundle, task_key: str) -> str:
 class LeaderboardStore:
     """Submissions and entries in a SQL database (SQLite path or any SQLAlchemy URL)."""
 
-    def __init__(self, location: str | os.PathLike[str] | None = None,
-                 secret_file: str | os.PathLike[str] | None = None) -> None:
-        loc = location if location is not None else os.environ.get("ICML26_LEADERBOARD", DEFAULT_LEADERBOARD)
+    def __init__(
+        self,
+        location: str | os.PathLike[str] | None = None,
+        secret_file: str | os.PathLike[str] | None = None,
+    ) -> None:
+        loc = (
+            location
+            if location is not None
+            else os.environ.get("ICML26_LEADERBOARD", DEFAULT_LEADERBOARD)
+        )
         self.url = store_url(loc)
         self._secret_file = None if secret_file is None else Path(secret_file)
         self.engine = open_engine(self.url, _md, foreign_keys=True, threads=True)
@@ -262,9 +318,16 @@ class LeaderboardStore:
     def _migrations(self) -> list[Migration]:
         """This store's schema history (see :mod:`icml26._schema`); append, never edit."""
         return [
-            Migration(1, "the first release's tables (created from the definitions above)", lambda conn: None),
-            Migration(2, "the held-out secret leaves the settings table for the 0600 secret file",
-                      self._move_secret_out),
+            Migration(
+                1,
+                "the first release's tables (created from the definitions above)",
+                lambda conn: None,
+            ),
+            Migration(
+                2,
+                "the held-out secret leaves the settings table for the 0600 secret file",
+                self._move_secret_out,
+            ),
         ]
 
     def __repr__(self) -> str:
@@ -292,55 +355,87 @@ class LeaderboardStore:
             with self.engine.begin() as conn:
                 # The first statement writes, so SQLite takes the write lock before reading
                 # anything (no snapshot-upgrade deadlocks between concurrent submitters).
-                sid = conn.execute(sa.insert(submissions_table).values(
-                    content_hash=vb.content_hash, name=b["name"], description=b.get("description", ""),
-                    authors=b.get("authors", ""), url=b.get("url", ""),
-                    agent_json=json.dumps(b["agent"], sort_keys=True),
-                    packages_json=json.dumps(b["packages"], sort_keys=True),
-                    git_commit=b["git_commit"], created_at=b["created_at"], submitted_at=now,
-                    submitter=submitter, bundle_json=canonical_json(b).decode("utf-8"),
-                )).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
+                sid = conn.execute(
+                    sa.insert(submissions_table).values(
+                        content_hash=vb.content_hash,
+                        name=b["name"],
+                        description=b.get("description", ""),
+                        authors=b.get("authors", ""),
+                        url=b.get("url", ""),
+                        agent_json=json.dumps(b["agent"], sort_keys=True),
+                        packages_json=json.dumps(b["packages"], sort_keys=True),
+                        git_commit=b["git_commit"],
+                        created_at=b["created_at"],
+                        submitted_at=now,
+                        submitter=submitter,
+                        bundle_json=canonical_json(b).decode("utf-8"),
+                    )
+                ).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
                 ids = []
                 for key, trials in vb.trials.items():
                     task = vb.tasks[key]
-                    eid = conn.execute(sa.insert(entries_table).values(
-                        submission_id=sid, task_id=task.id, task_version=task.version,
-                        fingerprint=fps[key], status="PENDING",
-                        reason="validated; waiting for verification on held-out seeds",
-                        updated_at=now,
-                        results_json=json.dumps([t.to_dict() for t in trials], sort_keys=True),
-                    )).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
-                    conn.execute(sa.insert(events_table).values(
-                        entry_id=eid, at=now, status="PENDING", actor=submitter,
-                        reason=f"submitted ({vb.raw_size} bytes, {vb.content_hash[:19]}...)"))
+                    eid = conn.execute(
+                        sa.insert(entries_table).values(
+                            submission_id=sid,
+                            task_id=task.id,
+                            task_version=task.version,
+                            fingerprint=fps[key],
+                            status="PENDING",
+                            reason="validated; waiting for verification on held-out seeds",
+                            updated_at=now,
+                            results_json=json.dumps([t.to_dict() for t in trials], sort_keys=True),
+                        )
+                    ).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
+                    conn.execute(
+                        sa.insert(events_table).values(
+                            entry_id=eid,
+                            at=now,
+                            status="PENDING",
+                            actor=submitter,
+                            reason=f"submitted ({vb.raw_size} bytes, {vb.content_hash[:19]}...)",
+                        )
+                    )
                     ids.append(int(eid))
         except sa.exc.IntegrityError:
             # Lost a race against an identical submission committed meanwhile.
             self._raise_if_duplicate(vb.content_hash, fps)
-            raise SubmissionInvalid([FieldError("bundle", "an identical submission was stored at "
-                                                "the same time")], "duplicate") from None
+            raise SubmissionInvalid(
+                [FieldError("bundle", "an identical submission was stored at the same time")],
+                "duplicate",
+            ) from None
         return Receipt(int(sid), tuple(ids), vb.content_hash, tuple(vb.trials))
 
     def _raise_if_duplicate(self, chash: str, fps: Mapping[str, str]) -> None:
         errs = []
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(submissions_table.c.id).where(
-                submissions_table.c.content_hash == chash)).first()
+            row = conn.execute(
+                sa.select(submissions_table.c.id).where(submissions_table.c.content_hash == chash)
+            ).first()
             if row is not None:
-                errs.append(FieldError("content_hash", f"this bundle was already submitted "
-                                       f"(submission #{row[0]})"))
+                errs.append(
+                    FieldError(
+                        "content_hash", f"this bundle was already submitted (submission #{row[0]})"
+                    )
+                )
             for key, fp in fps.items():
-                row = conn.execute(sa.select(entries_table.c.id).where(
-                    entries_table.c.fingerprint == fp)).first()
+                row = conn.execute(
+                    sa.select(entries_table.c.id).where(entries_table.c.fingerprint == fp)
+                ).first()
                 if row is not None:
-                    errs.append(FieldError(f"results (task {key})", f"duplicate of entry #{row[0]}: "
-                                           "same agent, configuration and per-seed metrics"))
+                    errs.append(
+                        FieldError(
+                            f"results (task {key})",
+                            f"duplicate of entry #{row[0]}: "
+                            "same agent, configuration and per-seed metrics",
+                        )
+                    )
         if errs:
             raise SubmissionInvalid(errs, "duplicate")
 
     # ------------------------------------------------------------------ entries
-    def entries(self, task: str | None = None, status: str | None = None,
-                with_events: bool = False) -> list[Entry]:
+    def entries(
+        self, task: str | None = None, status: str | None = None, with_events: bool = False
+    ) -> list[Entry]:
         """Entries, oldest first; ``task`` is a task id or ``id@vN`` key."""
         e, s = entries_table, submissions_table
         q = sa.select(e, s).join(s, s.c.id == e.c.submission_id).order_by(e.c.id)
@@ -361,19 +456,36 @@ class LeaderboardStore:
                 ev = events_table
                 for r in conn.execute(sa.select(ev).order_by(ev.c.id)).mappings():
                     events.setdefault(int(r["entry_id"]), []).append(
-                        {"at": r["at"], "status": r["status"], "reason": r["reason"], "actor": r["actor"]})
+                        {
+                            "at": r["at"],
+                            "status": r["status"],
+                            "reason": r["reason"],
+                            "actor": r["actor"],
+                        }
+                    )
         return [self._entry(r, events.get(int(r["id"]), [])) for r in rows]
 
     @staticmethod
     def _entry(r: Mapping[Any, Any], events: list[dict[str, Any]]) -> Entry:
         return Entry(
-            id=int(r["id"]), submission_id=int(r["submission_id"]), task_id=r["task_id"],
-            task_version=int(r["task_version"]), status=r["status"], reason=r["reason"],
-            updated_at=r["updated_at"], name=r["name"], description=r["description"],
-            authors=r["authors"], url=r["url"], agent=json.loads(r["agent_json"]),
-            packages=json.loads(r["packages_json"]), git_commit=r["git_commit"],
-            content_hash=r["content_hash"], created_at=r["created_at"],
-            submitted_at=r["submitted_at"], submitter=r["submitter"],
+            id=int(r["id"]),
+            submission_id=int(r["submission_id"]),
+            task_id=r["task_id"],
+            task_version=int(r["task_version"]),
+            status=r["status"],
+            reason=r["reason"],
+            updated_at=r["updated_at"],
+            name=r["name"],
+            description=r["description"],
+            authors=r["authors"],
+            url=r["url"],
+            agent=json.loads(r["agent_json"]),
+            packages=json.loads(r["packages_json"]),
+            git_commit=r["git_commit"],
+            content_hash=r["content_hash"],
+            created_at=r["created_at"],
+            submitted_at=r["submitted_at"],
+            submitter=r["submitter"],
             trials=[TrialResult.from_dict(t) for t in json.loads(r["results_json"])],
             verification=json.loads(r["verification_json"]) if r["verification_json"] else None,
             events=events,
@@ -387,15 +499,24 @@ class LeaderboardStore:
             if r is None:
                 raise KeyError(f"no leaderboard entry #{entry_id}")
             ev = events_table
-            events = [{"at": x["at"], "status": x["status"], "reason": x["reason"], "actor": x["actor"]}
-                      for x in conn.execute(sa.select(ev).where(ev.c.entry_id == int(entry_id))
-                                            .order_by(ev.c.id)).mappings()]
+            events = [
+                {"at": x["at"], "status": x["status"], "reason": x["reason"], "actor": x["actor"]}
+                for x in conn.execute(
+                    sa.select(ev).where(ev.c.entry_id == int(entry_id)).order_by(ev.c.id)
+                ).mappings()
+            ]
         return self._entry(r, events)
 
-    def set_status(self, entry_id: int, status: str, reason: str, actor: str = "verify",
-                   verification: Mapping[str, Any] | None = None,
-                   verification_trials: list[TrialResult] | None = None,
-                   expected: tuple[str, ...] | None = None) -> bool:
+    def set_status(
+        self,
+        entry_id: int,
+        status: str,
+        reason: str,
+        actor: str = "verify",
+        verification: Mapping[str, Any] | None = None,
+        verification_trials: list[TrialResult] | None = None,
+        expected: tuple[str, ...] | None = None,
+    ) -> bool:
         """Change an entry's status (with its reason and, after a re-run, the verification
         summary and trials) and record the event, in one transaction.
 
@@ -408,26 +529,39 @@ class LeaderboardStore:
         if verification is not None:
             values["verification_json"] = json.dumps(verification, sort_keys=True, allow_nan=False)
         if verification_trials is not None:
-            values["verification_trials_json"] = json.dumps([t.to_dict() for t in verification_trials])
+            values["verification_trials_json"] = json.dumps(
+                [t.to_dict() for t in verification_trials]
+            )
         where = [entries_table.c.id == int(entry_id)]
         if expected is not None:
             where.append(entries_table.c.status.in_(list(expected)))
         with self.engine.begin() as conn:
             n = conn.execute(sa.update(entries_table).where(*where).values(**values)).rowcount
             if n != 1:
-                if expected is not None and conn.execute(sa.select(entries_table.c.id).where(
-                        entries_table.c.id == int(entry_id))).first() is not None:
+                if (
+                    expected is not None
+                    and conn.execute(
+                        sa.select(entries_table.c.id).where(entries_table.c.id == int(entry_id))
+                    ).first()
+                    is not None
+                ):
                     return False
                 raise KeyError(f"no leaderboard entry #{entry_id}")
-            conn.execute(sa.insert(events_table).values(entry_id=int(entry_id), at=now, status=status,
-                                                        reason=reason, actor=actor))
+            conn.execute(
+                sa.insert(events_table).values(
+                    entry_id=int(entry_id), at=now, status=status, reason=reason, actor=actor
+                )
+            )
         return True
 
     def verification_trials(self, entry_id: int) -> list[TrialResult]:
         """The re-run trials of an entry (private: they carry the held-out seeds)."""
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(entries_table.c.verification_trials_json)
-                               .where(entries_table.c.id == int(entry_id))).first()
+            row = conn.execute(
+                sa.select(entries_table.c.verification_trials_json).where(
+                    entries_table.c.id == int(entry_id)
+                )
+            ).first()
         if row is None:
             raise KeyError(f"no leaderboard entry #{entry_id}")
         return [TrialResult.from_dict(d) for d in json.loads(row[0] or "[]")]
@@ -440,14 +574,20 @@ class LeaderboardStore:
     def counts(self) -> dict[str, int]:
         """Rows per table (used by tests to show that a rejected submission changed nothing)."""
         with self.engine.connect() as conn:
-            return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one())
-                    for t in ALL_TABLES}
+            return {
+                t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one())
+                for t in ALL_TABLES
+            }
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every leaderboard table, in key order (for equality checks in tests)."""
         with self.engine.connect() as conn:
-            return {t.name: [tuple(r) for r in conn.execute(sa.select(t).order_by(*t.primary_key.columns))]
-                    for t in ALL_TABLES}
+            return {
+                t.name: [
+                    tuple(r) for r in conn.execute(sa.select(t).order_by(*t.primary_key.columns))
+                ]
+                for t in ALL_TABLES
+            }
 
     # ------------------------------------------------------------------ memo
     def memo(self, kind: str, args: Any, compute: Callable[[], Any]) -> Any:
@@ -457,7 +597,9 @@ class LeaderboardStore:
         if hit is not None:
             return hit
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(stats_table.c.value).where(stats_table.c.key == key)).first()
+            row = conn.execute(
+                sa.select(stats_table.c.value).where(stats_table.c.key == key)
+            ).first()
         if row is not None:
             value = json.loads(row[0])
         else:
@@ -486,11 +628,16 @@ class LeaderboardStore:
             with self.engine.begin() as conn:
                 # a revoked name may be reused; an active one may not
                 conn.execute(sa.delete(t).where(t.c.name == name, t.c.revoked_at.is_not(None)))
-                conn.execute(sa.insert(t).values(
-                    name=name, token_sha256=self._hash_token(token), created_at=_now()))
+                conn.execute(
+                    sa.insert(t).values(
+                        name=name, token_sha256=self._hash_token(token), created_at=_now()
+                    )
+                )
         except sa.exc.IntegrityError:
-            raise ValueError(f"an active token named {name!r} exists; revoke it first "
-                             f"(icml26 leaderboard token revoke {name})") from None
+            raise ValueError(
+                f"an active token named {name!r} exists; revoke it first "
+                f"(icml26 leaderboard token revoke {name})"
+            ) from None
         return token
 
     def authenticate(self, token: str | None) -> str | None:
@@ -498,22 +645,32 @@ class LeaderboardStore:
         if not token:
             return None
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(tokens_table.c.name).where(
-                tokens_table.c.token_sha256 == self._hash_token(token),
-                tokens_table.c.revoked_at.is_(None))).first()
+            row = conn.execute(
+                sa.select(tokens_table.c.name).where(
+                    tokens_table.c.token_sha256 == self._hash_token(token),
+                    tokens_table.c.revoked_at.is_(None),
+                )
+            ).first()
         return None if row is None else str(row[0])
 
     def tokens(self) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
-            return [{"name": r["name"], "created_at": r["created_at"], "revoked_at": r["revoked_at"]}
-                    for r in conn.execute(sa.select(tokens_table).order_by(tokens_table.c.name)).mappings()]
+            return [
+                {"name": r["name"], "created_at": r["created_at"], "revoked_at": r["revoked_at"]}
+                for r in conn.execute(
+                    sa.select(tokens_table).order_by(tokens_table.c.name)
+                ).mappings()
+            ]
 
     def revoke_token(self, name: str) -> None:
         """Revoke the token ``name`` (its requests get 401 from then on)."""
         t = tokens_table
         with self.engine.begin() as conn:
-            conn.execute(sa.update(t).where(t.c.name == name, t.c.revoked_at.is_(None))
-                         .values(revoked_at=_now()))
+            conn.execute(
+                sa.update(t)
+                .where(t.c.name == name, t.c.revoked_at.is_(None))
+                .values(revoked_at=_now())
+            )
             exists = conn.execute(sa.select(t.c.name).where(t.c.name == name)).first()
         if exists is None:
             raise KeyError(f"no token named {name!r}")
@@ -549,8 +706,10 @@ class LeaderboardStore:
         except FileNotFoundError:
             return None
         if st.st_mode & 0o077:
-            raise PermissionError(f"the held-out secret file {path} is readable by other users "
-                                  f"(mode {st.st_mode & 0o777:o}); run `chmod 600 {path}`")
+            raise PermissionError(
+                f"the held-out secret file {path} is readable by other users "
+                f"(mode {st.st_mode & 0o777:o}); run `chmod 600 {path}`"
+            )
         text = path.read_text().strip()
         try:
             return bytes.fromhex(text)
@@ -593,15 +752,21 @@ class LeaderboardStore:
         with self.engine.begin() as conn:
             moved = self._move_secret_out(conn)
         if not moved:
-            raise RuntimeError(f"this store's settings table holds a held-out secret that differs "
-                               f"from {self.secret_file}; keep the one its entries were verified with "
-                               "(delete the other) before verifying")
+            raise RuntimeError(
+                f"this store's settings table holds a held-out secret that differs "
+                f"from {self.secret_file}; keep the one its entries were verified with "
+                "(delete the other) before verifying"
+            )
 
     def private_paths(self) -> list[str]:
         """Files a sandboxed agent must not read: this store's SQLite files, its secret file,
         the default secrets directory, PostgreSQL's local socket directories."""
         out = []
-        if self.engine.url.get_backend_name() == "sqlite" and self.engine.url.database not in (None, "", ":memory:"):
+        if self.engine.url.get_backend_name() == "sqlite" and self.engine.url.database not in (
+            None,
+            "",
+            ":memory:",
+        ):
             db = os.path.abspath(self.engine.url.database)
             out += [db + suffix for suffix in ("", "-wal", "-shm", "-journal")]
         out.append(str(self.secret_file.absolute()))
@@ -631,7 +796,7 @@ class LeaderboardStore:
         self._migrate_secret()
         secret = self._read_secret_file()
         if secret is None:
-            with contextlib.suppress(FileExistsError):   # created concurrently: read theirs
+            with contextlib.suppress(FileExistsError):  # created concurrently: read theirs
                 self._write_secret_file(secrets.token_bytes(32), exclusive=True)
             secret = self._read_secret_file()
         assert secret is not None

@@ -35,9 +35,9 @@ __all__ = [
 
 # Limits on what a submission may contain (documented in docs/leaderboard.md).
 LIMITS: dict[str, int] = {
-    "bundle_bytes": 2_000_000,   # the whole JSON file / request body
-    "depth": 32,                 # nesting of JSON objects and arrays
-    "name": 80,                  # entry name (characters)
+    "bundle_bytes": 2_000_000,  # the whole JSON file / request body
+    "depth": 32,  # nesting of JSON objects and arrays
+    "name": 80,  # entry name (characters)
     "description": 2000,
     "authors": 200,
     "url": 300,
@@ -46,11 +46,11 @@ LIMITS: dict[str, int] = {
     "requirement": 300,
     "path": 500,
     "version": 64,
-    "tasks": 100,                # tasks per bundle
-    "results": 2000,             # trials per bundle
-    "scores": 10_000,            # per-episode scores per trial
-    "packages": 100,             # entries in a packages dict
-    "string": 300,               # any other string (package versions, timestamps, ids)
+    "tasks": 100,  # tasks per bundle
+    "results": 2000,  # trials per bundle
+    "scores": 10_000,  # per-episode scores per trial
+    "packages": 100,  # entries in a packages dict
+    "string": 300,  # any other string (package versions, timestamps, ids)
 }
 
 _NAME_RE = re.compile(r"^[\w][\w .+\-()/#@:,]*$")
@@ -60,14 +60,40 @@ _COMMIT_RE = re.compile(r"^[0-9a-f]{7,64}(\+dirty)?$")
 _HASH_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-_REQUIRED_TOP = ("schema", "schema_version", "name", "agent", "tasks", "results", "packages",
-                 "git_commit", "created_at", "content_hash")
+_REQUIRED_TOP = (
+    "schema",
+    "schema_version",
+    "name",
+    "agent",
+    "tasks",
+    "results",
+    "packages",
+    "git_commit",
+    "created_at",
+    "content_hash",
+)
 _OPTIONAL_TOP = ("description", "authors", "url")
 _AGENT_FIELDS = ("name", "entry_point", "kwargs", "version", "requirement", "path")
-_TRIAL_REQUIRED = ("task_id", "task_version", "agent_name", "agent_version", "seed", "status",
-                   "metrics", "scores", "agent_kwargs")
-_TRIAL_OPTIONAL = ("wall_time_s", "packages", "git_commit", "traceback", "started_at", "extra",
-                   "task_hash")
+_TRIAL_REQUIRED = (
+    "task_id",
+    "task_version",
+    "agent_name",
+    "agent_version",
+    "seed",
+    "status",
+    "metrics",
+    "scores",
+    "agent_kwargs",
+)
+_TRIAL_OPTIONAL = (
+    "wall_time_s",
+    "packages",
+    "git_commit",
+    "traceback",
+    "started_at",
+    "extra",
+    "task_hash",
+)
 
 
 @dataclass(frozen=True)
@@ -97,8 +123,11 @@ class SubmissionInvalid(ValueError):
         super().__init__(f"submission rejected ({len(self.errors)} problem(s)):\n{lines}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"error": "submission rejected", "kind": self.kind,
-                "errors": [e.to_dict() for e in self.errors]}
+        return {
+            "error": "submission rejected",
+            "kind": self.kind,
+            "errors": [e.to_dict() for e in self.errors],
+        }
 
 
 @dataclass
@@ -107,7 +136,7 @@ class ValidatedBundle:
 
     bundle: dict[str, Any]
     content_hash: str
-    tasks: dict[str, Task]                                   # task key -> Task
+    tasks: dict[str, Task]  # task key -> Task
     trials: dict[str, list[TrialResult]] = field(default_factory=dict)  # task key -> trials
     raw_size: int = 0
 
@@ -145,7 +174,9 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     x = float(text)
     if not math.isfinite(x):
-        raise ValueError(f"the number {text[:40]} overflows to infinity (every number must be finite)")
+        raise ValueError(
+            f"the number {text[:40]} overflows to infinity (every number must be finite)"
+        )
     return x
 
 
@@ -198,9 +229,17 @@ def _check_text(s: str, path: str, errs: _Errors, key: bool = False) -> None:
         errs.add(path, "object key contains a control character")
 
 
-def _str(errs: _Errors, path: str, v: Any, limit: int, *, empty: bool = True,
-         pattern: re.Pattern[str] | None = None, pattern_text: str = "",
-         multiline: bool = False) -> bool:
+def _str(
+    errs: _Errors,
+    path: str,
+    v: Any,
+    limit: int,
+    *,
+    empty: bool = True,
+    pattern: re.Pattern[str] | None = None,
+    pattern_text: str = "",
+    multiline: bool = False,
+) -> bool:
     if not isinstance(v, str):
         errs.add(path, f"expected a string, got {_type_name(v)} {_short(v)}")
         return False
@@ -241,7 +280,11 @@ def _number(errs: _Errors, path: str, v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         errs.add(path, f"expected a number, got {_type_name(v)} {_short(v)}")
         return None
-    x = float(v)
+    try:
+        x = float(v)
+    except OverflowError:  # an integer literal beyond float range, e.g. -10**400
+        errs.add(path, f"{_short(v)} is out of the range of a float (|x| < 1.8e308)")
+        return None
     if not math.isfinite(x):
         errs.add(path, f"{v!r} is not a finite number")
         return None
@@ -255,8 +298,13 @@ def _object(errs: _Errors, path: str, v: Any) -> bool:
     return True
 
 
-def _fields(errs: _Errors, path: str, d: dict[str, Any], required: tuple[str, ...],
-            optional: tuple[str, ...]) -> None:
+def _fields(
+    errs: _Errors,
+    path: str,
+    d: dict[str, Any],
+    required: tuple[str, ...],
+    optional: tuple[str, ...],
+) -> None:
     prefix = f"{path}." if path else ""
     for k in required:
         if k not in d:
@@ -294,17 +342,26 @@ def _check_agent(errs: _Errors, agent: Any) -> None:
     if "name" in agent:
         _str(errs, "agent.name", agent["name"], LIMITS["agent_name"], empty=False)
     ep = agent.get("entry_point")
-    if "entry_point" in agent and _str(errs, "agent.entry_point", ep, LIMITS["entry_point"], empty=False,
-                                       pattern=_ENTRY_POINT_RE,
-                                       pattern_text="'package.module:ClassName'"):
+    if "entry_point" in agent and _str(
+        errs,
+        "agent.entry_point",
+        ep,
+        LIMITS["entry_point"],
+        empty=False,
+        pattern=_ENTRY_POINT_RE,
+        pattern_text="'package.module:ClassName'",
+    ):
         name = agent.get("name")
         if isinstance(name, str):
             from icml26 import agents
 
             registered = agents.all_specs().get(name)
             if registered is not None and registered.entry_point != ep:
-                errs.add("agent.entry_point", f"{ep!r} differs from the registered agent {name!r} "
-                         f"({registered.entry_point!r})")
+                errs.add(
+                    "agent.entry_point",
+                    f"{ep!r} differs from the registered agent {name!r} "
+                    f"({registered.entry_point!r})",
+                )
             if registered is None and ":" in name and name != ep:
                 errs.add("agent.entry_point", f"{ep!r} differs from the agent name {name!r}")
     if isinstance(ep, str) and _ENTRY_POINT_RE.fullmatch(ep):
@@ -322,9 +379,12 @@ def _check_agent(errs: _Errors, agent: Any) -> None:
     ok = _opt_str(errs, "agent.requirement", req, LIMITS["requirement"], empty=False)
     ok &= _opt_str(errs, "agent.path", path, LIMITS["path"], empty=False)
     if ok and "requirement" in agent and "path" in agent and (req is None) == (path is None):
-        errs.add("agent", "give exactly one of 'requirement' (a pip requirement, e.g. "
-                 "'mypkg==1.2') and 'path' (a local directory), got "
-                 + ("both" if req is not None else "neither"))
+        errs.add(
+            "agent",
+            "give exactly one of 'requirement' (a pip requirement, e.g. "
+            "'mypkg==1.2') and 'path' (a local directory), got "
+            + ("both" if req is not None else "neither"),
+        )
     if ok and isinstance(req, str):
         try:
             from packaging.requirements import InvalidRequirement, Requirement
@@ -333,8 +393,11 @@ def _check_agent(errs: _Errors, agent: Any) -> None:
         try:
             Requirement(req)
         except InvalidRequirement as e:
-            errs.add("agent.requirement", f"{_short(req)} is not a PEP 508 requirement "
-                     f"('pkg==1.2' or 'pkg @ git+https://...'): {e}")
+            errs.add(
+                "agent.requirement",
+                f"{_short(req)} is not a PEP 508 requirement "
+                f"('pkg==1.2' or 'pkg @ git+https://...'): {e}",
+            )
 
 
 def _check_tasks(errs: _Errors, tasks: Any) -> dict[str, Task]:
@@ -352,7 +415,9 @@ def _check_tasks(errs: _Errors, tasks: Any) -> dict[str, Task]:
     for tid, ver in tasks.items():
         path = f"tasks[{tid!r}]"
         if len(tid) > LIMITS["string"]:
-            errs.add("tasks", f"a task id of {len(tid)} characters is longer than {LIMITS['string']}")
+            errs.add(
+                "tasks", f"a task id of {len(tid)} characters is longer than {LIMITS['string']}"
+            )
             continue
         if not _int(errs, path, ver):
             continue
@@ -365,11 +430,15 @@ def _check_tasks(errs: _Errors, tasks: Any) -> dict[str, Task]:
             out[tid] = benchmarks.get_task(tid, ver)
         except KeyError:
             latest = benchmarks.get_task(tid)
-            errs.add(path, f"task {tid!r} has no version {ver} (the current version is {latest.version})")
+            errs.add(
+                path, f"task {tid!r} has no version {ver} (the current version is {latest.version})"
+            )
     return out
 
 
-def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: dict[str, Task]) -> Task | None:
+def _check_trial(
+    errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: dict[str, Task]
+) -> Task | None:
     path = f"results[{i}]"
     if not _object(errs, path, r):
         return None
@@ -382,8 +451,11 @@ def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: d
     if "task_hash" in r and _str(errs, f"{path}.task_hash", r["task_hash"], 64) and r["task_hash"]:
         want = getattr(task, "definition_hash", None)
         if task is not None and want is not None and r["task_hash"] != want:
-            errs.add(f"{path}.task_hash", f"{_short(r['task_hash'])}: the trial ran a different definition "
-                     f"of {task.key} than this leaderboard's ({want}); re-run it with this version")
+            errs.add(
+                f"{path}.task_hash",
+                f"{_short(r['task_hash'])}: the trial ran a different definition "
+                f"of {task.key} than this leaderboard's ({want}); re-run it with this version",
+            )
     if "status" in r and r["status"] != "FINISHED":
         errs.add(f"{path}.status", f"{_short(r['status'])}; only FINISHED trials can be submitted")
     if "metrics" in r and _object(errs, f"{path}.metrics", r["metrics"]) and task is not None:
@@ -394,8 +466,9 @@ def _check_trial(errs: _Errors, i: int, r: Any, bundle: dict[str, Any], tasks: d
     return task
 
 
-def _check_trial_task(errs: _Errors, path: str, r: dict[str, Any], bundle: dict[str, Any],
-                      tasks: dict[str, Task]) -> Task | None:
+def _check_trial_task(
+    errs: _Errors, path: str, r: dict[str, Any], bundle: dict[str, Any], tasks: dict[str, Task]
+) -> Task | None:
     """``task_id`` and ``task_version`` agree with the bundle's ``tasks``; the trial's task."""
     task: Task | None = None
     listed_tasks = bundle.get("tasks")
@@ -405,9 +478,15 @@ def _check_trial_task(errs: _Errors, path: str, r: dict[str, Any], bundle: dict[
             errs.add(f"{path}.task_id", f"{tid!r} is not listed in 'tasks'")
         task = tasks.get(tid) if isinstance(tid, str) else None  # _str passed: it is a str
     if "task_version" in r and _int(errs, f"{path}.task_version", r["task_version"]):
-        listed = listed_tasks.get(tid) if isinstance(listed_tasks, dict) and isinstance(tid, str) else None
+        listed = (
+            listed_tasks.get(tid)
+            if isinstance(listed_tasks, dict) and isinstance(tid, str)
+            else None
+        )
         if isinstance(listed, int) and r["task_version"] != listed:
-            errs.add(f"{path}.task_version", f"{r['task_version']} but 'tasks' says version {listed}")
+            errs.add(
+                f"{path}.task_version", f"{r['task_version']} but 'tasks' says version {listed}"
+            )
     return task
 
 
@@ -416,10 +495,16 @@ def _check_trial_agent(errs: _Errors, path: str, r: dict[str, Any], agent: dict[
     for key, akey in (("agent_name", "name"), ("agent_version", "version")):
         if key in r and _str(errs, f"{path}.{key}", r[key], LIMITS["agent_name"], empty=False):
             if akey in agent and r[key] != agent[akey]:
-                errs.add(f"{path}.{key}", f"{_short(r[key])} differs from agent.{akey} {_short(agent[akey])}")
+                errs.add(
+                    f"{path}.{key}",
+                    f"{_short(r[key])} differs from agent.{akey} {_short(agent[akey])}",
+                )
     if "agent_kwargs" in r and _object(errs, f"{path}.agent_kwargs", r["agent_kwargs"]):
         if isinstance(agent.get("kwargs"), dict) and r["agent_kwargs"] != agent["kwargs"]:
-            errs.add(f"{path}.agent_kwargs", "differs from agent.kwargs (a bundle holds one agent configuration)")
+            errs.add(
+                f"{path}.agent_kwargs",
+                "differs from agent.kwargs (a bundle holds one agent configuration)",
+            )
 
 
 def _check_metrics(errs: _Errors, path: str, metrics: dict[str, Any], task: Task) -> None:
@@ -434,8 +519,10 @@ def _check_metrics(errs: _Errors, path: str, metrics: dict[str, Any], task: Task
             errs.add(mp, f"{x!r} is outside the metric's documented range [{m.lower}, {m.upper}]")
     for k in metrics:
         if k not in {m.name for m in task.metrics}:
-            errs.add(f"{path}.{k}", f"not a metric of task {task.id!r} "
-                     f"(its metrics: {[m.name for m in task.metrics]})")
+            errs.add(
+                f"{path}.{k}",
+                f"not a metric of task {task.id!r} (its metrics: {[m.name for m in task.metrics]})",
+            )
 
 
 def _check_scores(errs: _Errors, path: str, sc: Any) -> None:
@@ -461,8 +548,14 @@ def _check_trial_record(errs: _Errors, path: str, r: dict[str, Any]) -> None:
     if "packages" in r:
         _string_map(errs, f"{path}.packages", r["packages"], LIMITS["packages"])
     if "git_commit" in r:
-        _opt_str(errs, f"{path}.git_commit", r["git_commit"], 80, pattern=_COMMIT_RE,
-                 pattern_text="a hex commit id, optionally with '+dirty'")
+        _opt_str(
+            errs,
+            f"{path}.git_commit",
+            r["git_commit"],
+            80,
+            pattern=_COMMIT_RE,
+            pattern_text="a hex commit id, optionally with '+dirty'",
+        )
     if "traceback" in r and r["traceback"] is not None:
         errs.add(f"{path}.traceback", "must be null (only FINISHED trials can be submitted)")
     if "started_at" in r and r["started_at"] != "":
@@ -474,8 +567,12 @@ def _check_trial_record(errs: _Errors, path: str, r: dict[str, Any]) -> None:
 def _check_seeds(errs: _Errors, results: list[Any], tasks: dict[str, Task]) -> None:
     by_task: dict[str, list[int]] = {tid: [] for tid in tasks}
     for r in results:
-        if isinstance(r, dict) and isinstance(r.get("task_id"), str) and r["task_id"] in by_task \
-                and _is_int(r.get("seed")):
+        if (
+            isinstance(r, dict)
+            and isinstance(r.get("task_id"), str)
+            and r["task_id"] in by_task
+            and _is_int(r.get("seed"))
+        ):
             by_task[r["task_id"]].append(r["seed"])
     for tid, seeds in by_task.items():
         task = tasks[tid]
@@ -485,10 +582,12 @@ def _check_seeds(errs: _Errors, results: list[Any], tasks: dict[str, Task]) -> N
         want = set(task.seeds)
         missing, extra = sorted(want - set(seeds)), sorted(set(seeds) - want)
         if missing or extra:
-            errs.add(f"results (task {tid!r})",
-                     f"seeds {sorted(set(seeds))} are not the task's leaderboard seeds {sorted(want)}"
-                     + (f"; missing {missing}" if missing else "")
-                     + (f"; not leaderboard seeds: {extra}" if extra else ""))
+            errs.add(
+                f"results (task {tid!r})",
+                f"seeds {sorted(set(seeds))} are not the task's leaderboard seeds {sorted(want)}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; not leaderboard seeds: {extra}" if extra else ""),
+            )
 
 
 def _is_int(v: Any) -> bool:
@@ -512,8 +611,14 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
     if "packages" in b:
         _string_map(errs, "packages", b["packages"], LIMITS["packages"])
     if "git_commit" in b:
-        _opt_str(errs, "git_commit", b["git_commit"], 80, pattern=_COMMIT_RE,
-                 pattern_text="a hex commit id, optionally with '+dirty'")
+        _opt_str(
+            errs,
+            "git_commit",
+            b["git_commit"],
+            80,
+            pattern=_COMMIT_RE,
+            pattern_text="a hex commit id, optionally with '+dirty'",
+        )
     if "created_at" in b:
         _timestamp(errs, "created_at", b["created_at"])
     computed = content_hash(b)
@@ -527,8 +632,11 @@ def validate_bundle(raw: bytes | str | Mapping[str, Any]) -> ValidatedBundle:
         t = tasks[r["task_id"]]
         grouped.setdefault(t.key, []).append(TrialResult.from_dict(r))
     return ValidatedBundle(
-        bundle=b, content_hash=computed, tasks={t.key: t for t in tasks.values()},
-        trials={k: sorted(v, key=lambda r: r.seed) for k, v in grouped.items()}, raw_size=size,
+        bundle=b,
+        content_hash=computed,
+        tasks={t.key: t for t in tasks.values()},
+        trials={k: sorted(v, key=lambda r: r.seed) for k, v in grouped.items()},
+        raw_size=size,
     )
 
 
@@ -547,7 +655,9 @@ def _load(raw: bytes | str | Mapping[str, Any], errs: _Errors) -> tuple[dict[str
         kind = "too_large" if size > LIMITS["bundle_bytes"] else "invalid"
         raise SubmissionInvalid(errs, kind)
     if not isinstance(b, dict):
-        raise SubmissionInvalid([FieldError("bundle", f"expected a JSON object, got {_type_name(b)}")])
+        raise SubmissionInvalid(
+            [FieldError("bundle", f"expected a JSON object, got {_type_name(b)}")]
+        )
     _walk_strings_and_depth(b, "", errs)
     if errs:
         raise SubmissionInvalid(errs)
@@ -560,9 +670,13 @@ def _check_schema(errs: _Errors, b: dict[str, Any]) -> None:
     _fields(errs, "", b, _REQUIRED_TOP, _OPTIONAL_TOP)
     if "schema" in b and b["schema"] != SCHEMA:
         errs.add("schema", f"expected {SCHEMA!r}, got {_short(b['schema'])}")
-    if "schema_version" in b and (not _is_int(b["schema_version"]) or b["schema_version"] != SCHEMA_VERSION):
-        errs.add("schema_version", f"this leaderboard reads version {SCHEMA_VERSION}, got "
-                 f"{_short(b['schema_version'])}")
+    if "schema_version" in b and (
+        not _is_int(b["schema_version"]) or b["schema_version"] != SCHEMA_VERSION
+    ):
+        errs.add(
+            "schema_version",
+            f"this leaderboard reads version {SCHEMA_VERSION}, got {_short(b['schema_version'])}",
+        )
     if any(e.field in ("schema", "schema_version") and "missing" not in e.message for e in errs):
         raise SubmissionInvalid(errs)
 
@@ -570,9 +684,16 @@ def _check_schema(errs: _Errors, b: dict[str, Any]) -> None:
 def _check_description(errs: _Errors, b: dict[str, Any]) -> None:
     """The entry's name, description, authors and link."""
     if "name" in b:
-        _str(errs, "name", b["name"], LIMITS["name"], empty=False, pattern=_NAME_RE,
-             pattern_text="letters, digits, spaces and . + - _ ( ) / # @ : , (starting with a "
-             "letter or digit)")
+        _str(
+            errs,
+            "name",
+            b["name"],
+            LIMITS["name"],
+            empty=False,
+            pattern=_NAME_RE,
+            pattern_text="letters, digits, spaces and . + - _ ( ) / # @ : , (starting with a "
+            "letter or digit)",
+        )
         if isinstance(b["name"], str) and b["name"] != b["name"].strip():
             errs.add("name", "has leading or trailing whitespace")
     if "description" in b:
@@ -605,5 +726,8 @@ def _check_content_hash(errs: _Errors, h: Any, computed: str) -> None:
     if not isinstance(h, str) or not _HASH_RE.match(h):
         errs.add("content_hash", f"expected '{HASH_PREFIX}' and 64 hex digits, got {_short(h)}")
     elif h != computed:
-        errs.add("content_hash", "does not match the bundle's content (the SHA-256 of its "
-                 "canonical JSON without content_hash): the file was altered after it was written")
+        errs.add(
+            "content_hash",
+            "does not match the bundle's content (the SHA-256 of its "
+            "canonical JSON without content_hash): the file was altered after it was written",
+        )

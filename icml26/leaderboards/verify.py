@@ -51,8 +51,15 @@ from icml26.leaderboards.store import Entry, LeaderboardStore
 from icml26.protocol import Task, TrialResult
 from icml26.stats import iqm, iqm_ci
 
-__all__ = ["heldout_seeds", "agreement", "false_rejection_rate", "verify_entry", "verify_pending",
-           "VerificationError", "DEFAULT_MAX_ATTEMPTS"]
+__all__ = [
+    "heldout_seeds",
+    "agreement",
+    "false_rejection_rate",
+    "verify_entry",
+    "verify_pending",
+    "VerificationError",
+    "DEFAULT_MAX_ATTEMPTS",
+]
 
 DEFAULT_MAX_ATTEMPTS = 2
 
@@ -85,8 +92,9 @@ def agreement(submitted: float, rerun: float, tolerance: float) -> tuple[bool, f
     return diff <= allowed, diff, allowed
 
 
-def false_rejection_rate(values: Sequence[float], tolerance: float, n_seeds: int = 5,
-                         draws: int = 20_000, seed: int = 0) -> float:
+def false_rejection_rate(
+    values: Sequence[float], tolerance: float, n_seeds: int = 5, draws: int = 20_000, seed: int = 0
+) -> float:
     """How often an HONEST entry would be REJECTED: the probability that the IQMs of two
     disjoint random sets of ``n_seeds`` per-seed values (submitted, held-out), drawn from
     ``values`` (one agent's primary metric on many seeds), break :func:`agreement`.
@@ -100,7 +108,7 @@ def false_rejection_rate(values: Sequence[float], tolerance: float, n_seeds: int
         raise ValueError(f"false_rejection_rate: need at least {2 * n_seeds} values, got {v.size}")
     rng = np.random.default_rng(seed)
     idx = np.argsort(rng.random((draws, v.size)), axis=1)[:, : 2 * n_seeds]
-    a = trim_mean(v[idx[:, :n_seeds]], 0.25, axis=1)      # the IQM of icml26.stats.iqm
+    a = trim_mean(v[idx[:, :n_seeds]], 0.25, axis=1)  # the IQM of icml26.stats.iqm
     b = trim_mean(v[idx[:, n_seeds:]], 0.25, axis=1)
     allowed = tolerance * np.maximum(np.abs(a), np.abs(b))
     return float(np.mean(np.abs(a - b) > allowed))
@@ -150,8 +158,12 @@ def _source_problem(entry: Entry, install: bool) -> str | None:
         return None
     if req and install:
         # wheels only: building an sdist would run the submitter's setup code out here
-        proc = subprocess.run([sys.executable, "-m", "pip", "install", "--only-binary=:all:", req],
-                              capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--only-binary=:all:", req],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if proc.returncode != 0:
             return f"pip install {req!r} failed: {proc.stderr.strip().splitlines()[-1:]}"
         importlib.invalidate_caches()
@@ -174,23 +186,40 @@ def _trial_limit(task: Task, trial_timeout: float | None) -> float:
     return float(wall) if wall else 4 * 3600.0
 
 
-def _one_trial(task: Task, entry: Entry, seed: int, options: dict[str, Any],
-               isolation: dict[str, Any]) -> TrialResult:
+def _one_trial(
+    task: Task, entry: Entry, seed: int, options: dict[str, Any], isolation: dict[str, Any]
+) -> TrialResult:
     """One held-out trial with the agent sandboxed; raises on any failure."""
     from icml26.benchmarks.runner import _jsonable_or_note, git_commit, package_versions
 
     name, ep, kwargs = _run_spec(entry)
     started = _now()
     t0 = time.perf_counter()
-    outcome, version = run_sandboxed_trial(task, ep, kwargs, seed, isolation=isolation,
-                                           requirement=entry.agent.get("requirement"),
-                                           path=entry.agent.get("path"), **options)
+    outcome, version = run_sandboxed_trial(
+        task,
+        ep,
+        kwargs,
+        seed,
+        isolation=isolation,
+        requirement=entry.agent.get("requirement"),
+        path=entry.agent.get("path"),
+        **options,
+    )
     return TrialResult(
-        task_id=task.id, task_version=task.version, agent_name=name, agent_version=version,
-        seed=seed, status="FINISHED", metrics={k: float(v) for k, v in outcome.metrics.items()},
-        scores=[float(x) for x in outcome.scores], wall_time_s=time.perf_counter() - t0,
-        packages=package_versions(), git_commit=git_commit(), agent_kwargs=dict(entry.agent.get("kwargs", {})),
-        started_at=started, extra=_jsonable_or_note(outcome.extra),
+        task_id=task.id,
+        task_version=task.version,
+        agent_name=name,
+        agent_version=version,
+        seed=seed,
+        status="FINISHED",
+        metrics={k: float(v) for k, v in outcome.metrics.items()},
+        scores=[float(x) for x in outcome.scores],
+        wall_time_s=time.perf_counter() - t0,
+        packages=package_versions(),
+        git_commit=git_commit(),
+        agent_kwargs=dict(entry.agent.get("kwargs", {})),
+        started_at=started,
+        extra=_jsonable_or_note(outcome.extra),
         **({"task_hash": task.definition_hash} if hasattr(task, "definition_hash") else {}),
     )
 
@@ -224,9 +253,13 @@ def verify_entry(
     entry, task = _entry_to_verify(store, entry_id, force)
     limits = _worker_limits(task, limits, trial_timeout, sandbox, image)
     t0 = time.perf_counter()
-    summary: dict[str, Any] = {"tolerance": task.tolerance, "primary_metric": task.primary_metric,
-                               "rule": "|rerun - submitted| <= tolerance * max(|submitted|, |rerun|)",
-                               "sandbox": sandbox, "limits": limits.to_dict()}
+    summary: dict[str, Any] = {
+        "tolerance": task.tolerance,
+        "primary_metric": task.primary_metric,
+        "rule": "|rerun - submitted| <= tolerance * max(|submitted|, |rerun|)",
+        "sandbox": sandbox,
+        "limits": limits.to_dict(),
+    }
     note = _requirement_note(entry.agent.get("requirement"))
     if note:
         summary["note"] = note
@@ -234,13 +267,21 @@ def verify_entry(
 
     def finish(status: str, reason: str, trials: list[TrialResult] | None = None) -> Entry:
         summary["wall_time_s"] = time.perf_counter() - t0
-        if not store.set_status(entry_id, status, reason, actor=actor, verification=summary,
-                                verification_trials=trials, expected=expected):
+        if not store.set_status(
+            entry_id,
+            status,
+            reason,
+            actor=actor,
+            verification=summary,
+            verification_trials=trials,
+            expected=expected,
+        ):
             raise VerificationError(f"entry #{entry_id} changed status while it was verified")
         return store.entry(entry_id)
 
-    problem = entry_point_problem(entry.agent.get("entry_point"), entry.agent.get("requirement"),
-                                  entry.agent.get("path"))
+    problem = entry_point_problem(
+        entry.agent.get("entry_point"), entry.agent.get("requirement"), entry.agent.get("path")
+    )
     if problem:
         return finish("FAILED", f"entry point refused: {problem}")
     reason = _source_problem(entry, install)
@@ -249,7 +290,7 @@ def verify_entry(
 
     try:
         secret = store.heldout_secret()
-    except (OSError, ValueError, RuntimeError) as e:   # unreadable, world-readable, two differing
+    except (OSError, ValueError, RuntimeError) as e:  # unreadable, world-readable, two differing
         raise VerificationError(f"entry #{entry_id}: {e}") from None
     seeds = heldout_seeds(task, secret)
     del secret
@@ -257,21 +298,32 @@ def verify_entry(
     results: list[TrialResult] = []
     failure: str | None = None
     for attempt in range(1, max_attempts + 1):
-        if not store.set_status(entry_id, "RUNNING", f"attempt {attempt} of {max_attempts} started at "
-                                f"{_now()} ({sandbox} sandbox)", actor=actor, expected=expected):
+        if not store.set_status(
+            entry_id,
+            "RUNNING",
+            f"attempt {attempt} of {max_attempts} started at {_now()} ({sandbox} sandbox)",
+            actor=actor,
+            expected=expected,
+        ):
             raise VerificationError(f"entry #{entry_id} was claimed by another verifier")
         expected = ("RUNNING",)
         summary["attempts"] = attempt
         isolation: dict[str, Any] = {}
-        results, failure, retry = _run_trials(task, entry, seeds, options, progress, entry_id, isolation)
+        results, failure, retry = _run_trials(
+            task, entry, seeds, options, progress, entry_id, isolation
+        )
         if isolation:
             summary["isolation"] = isolation
         if failure is None or not retry:
             break
     summary["n_heldout_seeds"] = len(seeds)
     if failure is not None:
-        return finish("FAILED", failure + (f" (after {summary['attempts']} attempts)"
-                                           if summary["attempts"] > 1 else ""), results)
+        return finish(
+            "FAILED",
+            failure
+            + (f" (after {summary['attempts']} attempts)" if summary["attempts"] > 1 else ""),
+            results,
+        )
     verdict, reason = _verdict(task, entry, results, reps, summary)
     if note:
         reason += f"; note: {note}"
@@ -284,17 +336,24 @@ def _entry_to_verify(store: LeaderboardStore, entry_id: int, force: bool) -> tup
 
     entry = store.entry(entry_id)
     if entry.status != "PENDING" and not force:
-        hint = " (a verifier claimed it; if that verifier died, use --force)" if entry.status == "RUNNING" else ""
-        raise VerificationError(f"entry #{entry_id} is {entry.status}, not PENDING{hint} "
-                                "(use --force to verify it again)")
+        hint = (
+            " (a verifier claimed it; if that verifier died, use --force)"
+            if entry.status == "RUNNING"
+            else ""
+        )
+        raise VerificationError(
+            f"entry #{entry_id} is {entry.status}, not PENDING{hint} "
+            "(use --force to verify it again)"
+        )
     try:
         return entry, benchmarks.get_task(entry.task_id, entry.task_version)
     except KeyError as e:
         raise VerificationError(f"entry #{entry_id}: {e.args[0]}") from None
 
 
-def _worker_limits(task: Task, limits: Limits | None, trial_timeout: float | None, sandbox: str,
-                   image: str) -> Limits:
+def _worker_limits(
+    task: Task, limits: Limits | None, trial_timeout: float | None, sandbox: str, image: str
+) -> Limits:
     """The worker's limits (``trial_timeout`` overriding the wall-clock one), after checking
     that ``sandbox`` is known and, for docker, usable (before anything is claimed)."""
     if limits is None:
@@ -302,14 +361,15 @@ def _worker_limits(task: Task, limits: Limits | None, trial_timeout: float | Non
     elif trial_timeout is not None:
         limits = Limits(**{**limits.to_dict(), "wall_s": float(trial_timeout)})
     if sandbox == "docker":
-        docker_command(image, limits, name="check")   # SandboxUnavailable before claiming anything
+        docker_command(image, limits, name="check")  # SandboxUnavailable before claiming anything
     elif sandbox != "process":
         raise ValueError(f"unknown sandbox {sandbox!r}; expected 'process' or 'docker'")
     return limits
 
 
-def _verdict(task: Task, entry: Entry, results: list[TrialResult], reps: int,
-             summary: dict[str, Any]) -> tuple[str, str]:
+def _verdict(
+    task: Task, entry: Entry, results: list[TrialResult], reps: int, summary: dict[str, Any]
+) -> tuple[str, str]:
     """VERIFIED or REJECTED and why: the re-run's primary-metric IQM against the submitted one
     (the comparison goes into ``summary``)."""
     submitted_vals = entry.values(task.primary_metric)
@@ -318,19 +378,30 @@ def _verdict(task: Task, entry: Entry, results: list[TrialResult], reps: int,
     ok, diff, allowed = agreement(sub_iqm, rerun_iqm, task.tolerance)
     summary["submitted"] = dict(zip(("iqm", "low", "high"), iqm_ci(submitted_vals, reps=reps)))
     summary["rerun"] = dict(zip(("iqm", "low", "high"), iqm_ci(rerun_vals, reps=reps)))
-    summary["rerun_metrics_iqm"] = {m.name: iqm([r.metrics[m.name] for r in results]) for m in task.metrics}
+    summary["rerun_metrics_iqm"] = {
+        m.name: iqm([r.metrics[m.name] for r in results]) for m in task.metrics
+    }
     summary["difference"] = diff
     summary["allowed"] = allowed
     summary["agrees"] = ok
     verdict = "VERIFIED" if ok else "REJECTED"
-    reason = (f"{task.primary_metric}: re-run IQM {rerun_iqm:.6g} on {summary['n_heldout_seeds']} held-out seeds vs "
-              f"submitted {sub_iqm:.6g}; |difference| {diff:.3g} "
-              f"{'<=' if ok else '>'} allowed {allowed:.3g} (tolerance {task.tolerance:g})")
+    reason = (
+        f"{task.primary_metric}: re-run IQM {rerun_iqm:.6g} on {summary['n_heldout_seeds']} held-out seeds vs "
+        f"submitted {sub_iqm:.6g}; |difference| {diff:.3g} "
+        f"{'<=' if ok else '>'} allowed {allowed:.3g} (tolerance {task.tolerance:g})"
+    )
     return verdict, reason
 
 
-def _run_trials(task: Task, entry: Entry, seeds: list[int], options: dict[str, Any], progress: bool,
-                entry_id: int, isolation: dict[str, Any]) -> tuple[list[TrialResult], str | None, bool]:
+def _run_trials(
+    task: Task,
+    entry: Entry,
+    seeds: list[int],
+    options: dict[str, Any],
+    progress: bool,
+    entry_id: int,
+    isolation: dict[str, Any],
+) -> tuple[list[TrialResult], str | None, bool]:
     """Run the held-out trials one by one, stopping at the first failure.
     Returns (results, failure reason or None, whether the failure may be retried)."""
     bar = None
@@ -338,19 +409,24 @@ def _run_trials(task: Task, entry: Entry, seeds: list[int], options: dict[str, A
         from tqdm.auto import tqdm
 
         # counts only: the runner's usual postfix would print the held-out seeds
-        bar = tqdm(total=len(seeds), desc=f"verifying #{entry_id} on held-out seeds", unit="trial",
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = tqdm(
+            total=len(seeds),
+            desc=f"verifying #{entry_id} on held-out seeds",
+            unit="trial",
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
     results: list[TrialResult] = []
     try:
         for k, seed in enumerate(seeds, 1):
             where = f"re-run failed on held-out seed {k} of {len(seeds)}"
             try:
                 results.append(_one_trial(task, entry, seed, options, isolation))
-            except SandboxError as e:   # a death or a limit may be the machine's fault: retry
+            except SandboxError as e:  # a death or a limit may be the machine's fault: retry
                 return results, f"{where}: {e}", e.kind in ("died", "timeout")
             except AgentCallError as e:
                 return results, f"{where}: the agent raised {e}", False
-            except Exception as e:   # the env or the family's scoring refused what the agent sent
+            except Exception as e:  # the env or the family's scoring refused what the agent sent
                 last = traceback.format_exception_only(type(e), e)[-1].strip()
                 return results, f"{where}: {last[:500]}", False
             if bar is not None:
@@ -368,5 +444,5 @@ def verify_pending(store: LeaderboardStore, **options: Any) -> list[Entry]:
         try:
             out.append(verify_entry(store, e.id, **options))
         except VerificationError:
-            continue   # claimed meanwhile by another verifier
+            continue  # claimed meanwhile by another verifier
     return out

@@ -41,8 +41,12 @@ def _make(source: EnvSource, kwargs: Mapping[str, Any] | None = None) -> gym.Env
 
 def assert_same(a: Any, b: Any, where: str = "value") -> None:
     """Exact structural equality for observations, rewards and infos (arrays, dicts, tuples)."""
-    if isinstance(a, Mapping):  # dicts and read-only mappings (e.g. a Boltzmann env's lazy data set)
-        assert isinstance(b, Mapping) and set(a) == set(b), f"{where}: keys differ {set(a) ^ set(b)}"
+    if isinstance(
+        a, Mapping
+    ):  # dicts and read-only mappings (e.g. a Boltzmann env's lazy data set)
+        assert isinstance(b, Mapping) and set(a) == set(b), (
+            f"{where}: keys differ {set(a) ^ set(b)}"
+        )
         for k in a:
             assert_same(a[k], b[k], f"{where}[{k!r}]")
     elif isinstance(a, (list, tuple)):
@@ -78,8 +82,9 @@ def _rollout(env: gym.Env[Any, Any], seed: int, steps: int) -> list[Any]:
     return trace
 
 
-def check_seeded_determinism(source: EnvSource, kwargs: Mapping[str, Any] | None = None,
-                             steps: int = 50, seed: int = 123) -> None:
+def check_seeded_determinism(
+    source: EnvSource, kwargs: Mapping[str, Any] | None = None, steps: int = 50, seed: int = 123
+) -> None:
     """Two fresh envs, same seed, same sampled actions: identical transitions."""
     e1, e2 = _make(source, kwargs), _make(source, kwargs)
     try:
@@ -89,7 +94,9 @@ def check_seeded_determinism(source: EnvSource, kwargs: Mapping[str, Any] | None
         e2.close()
 
 
-def check_reset_determinism(source: EnvSource, kwargs: Mapping[str, Any] | None = None, seed: int = 7) -> None:
+def check_reset_determinism(
+    source: EnvSource, kwargs: Mapping[str, Any] | None = None, seed: int = 7
+) -> None:
     """``reset(seed=s); reset()`` gives the same second observation in two fresh envs."""
     outs = []
     for _ in range(2):
@@ -100,8 +107,9 @@ def check_reset_determinism(source: EnvSource, kwargs: Mapping[str, Any] | None 
     assert_same(outs[0], outs[1], "reset(seed); reset()")
 
 
-def check_pickle(source: EnvSource, kwargs: Mapping[str, Any] | None = None, steps: int = 10,
-                 seed: int = 3) -> None:
+def check_pickle(
+    source: EnvSource, kwargs: Mapping[str, Any] | None = None, steps: int = 10, seed: int = 3
+) -> None:
     """A pickled copy of a mid-episode env continues exactly like the original."""
     env = _make(source, kwargs)
     env.reset(seed=seed)
@@ -121,11 +129,17 @@ def check_pickle(source: EnvSource, kwargs: Mapping[str, Any] | None = None, ste
     clone.close()
 
 
-def check_async_vector(env_id: str, kwargs: Mapping[str, Any] | None = None, num_envs: int = 2,
-                       steps: int = 3) -> None:
+def check_async_vector(
+    env_id: str, kwargs: Mapping[str, Any] | None = None, num_envs: int = 2, steps: int = 3
+) -> None:
     """``gym.make_vec(env_id, vectorization_mode="async")`` with spawned workers resets and steps."""
-    vec = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="async",
-                       vector_kwargs={"context": "spawn"}, **dict(kwargs or {}))
+    vec = gym.make_vec(
+        env_id,
+        num_envs=num_envs,
+        vectorization_mode="async",
+        vector_kwargs={"context": "spawn"},
+        **dict(kwargs or {}),
+    )
     try:
         obs, _ = vec.reset(seed=0)
         assert vec.single_observation_space is not None
@@ -167,4 +181,3 @@ def check_parallel_env_conformance(env_fn: Callable[[], Any], num_cycles: int = 
 
     parallel_api_test(env_fn(), num_cycles=num_cycles)
     parallel_seed_test(env_fn, num_cycles=num_cycles)
-

@@ -176,7 +176,7 @@ class OrphanForkingAgent:
         if self._forked:
             return
         self._forked = True
-        if os.fork() == 0:   # child: new session, fork the grandchild, exit
+        if os.fork() == 0:  # child: new session, fork the grandchild, exit
             os.setsid()
             if os.fork() == 0:
                 with open(self.pid_file, "w") as f:
@@ -231,14 +231,28 @@ class SpyAgent:
 
     version = "1"
 
-    def __init__(self, secret_sha256: str, seed_sha256: list[str], flip: bool = True,
-                 files: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        secret_sha256: str,
+        seed_sha256: list[str],
+        flip: bool = True,
+        files: list[str] | None = None,
+    ) -> None:
         self.secret_sha256, self.seed_sha256, self.flip = secret_sha256, set(seed_sha256), flip
         self.files = list(files or [])
-        self.report: dict[str, Any] = {"stores": 0, "engines": 0, "flipped": 0, "secret_in_memory": False, "secret_from_store": False,
-                                       "secret_in_environ": False, "parent_environ_readable": False,
-                                       "secret_in_parent_environ": False, "seeds": [], "calls": 0,
-                                       "files_read": []}
+        self.report: dict[str, Any] = {
+            "stores": 0,
+            "engines": 0,
+            "flipped": 0,
+            "secret_in_memory": False,
+            "secret_from_store": False,
+            "secret_in_environ": False,
+            "parent_environ_readable": False,
+            "secret_in_parent_environ": False,
+            "seeds": [],
+            "calls": 0,
+            "files_read": [],
+        }
         self._search()
 
     def _is_secret(self, v: Any) -> bool:
@@ -246,21 +260,29 @@ class SpyAgent:
 
         if isinstance(v, str):
             v = v.encode("utf-8", "replace")
-        return isinstance(v, bytes) and 8 <= len(v) <= 256 and hashlib.sha256(v).hexdigest() == self.secret_sha256
+        return (
+            isinstance(v, bytes)
+            and 8 <= len(v) <= 256
+            and hashlib.sha256(v).hexdigest() == self.secret_sha256
+        )
 
     def _is_seed(self, v: Any) -> bool:
         import hashlib
 
-        return (isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31
-                and hashlib.sha256(str(v).encode()).hexdigest() in self.seed_sha256)
+        return (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and 0 <= v < 2**31
+            and hashlib.sha256(str(v).encode()).hexdigest() in self.seed_sha256
+        )
 
-    def _search(self) -> None:
+    def _search(self) -> None:  # noqa: C901
         import gc
 
         r = self.report
         r["calls"] += 1
         seeds = set(r["seeds"])
-        with warnings.catch_warnings():   # touching every object trips deprecation shims
+        with warnings.catch_warnings():  # touching every object trips deprecation shims
             warnings.simplefilter("ignore")
             for obj in gc.get_objects():
                 name = type(obj).__name__
@@ -270,7 +292,7 @@ class SpyAgent:
                         r["secret_from_store"] |= self._is_secret(obj.heldout_secret())
                     except Exception:
                         pass
-                    try:   # the original attack: flip every other entry
+                    try:  # the original attack: flip every other entry
                         for e in obj.entries() if self.flip else []:
                             obj.set_status(e.id, "REJECTED", "spy", actor="verify")
                             r["flipped"] += 1
@@ -280,7 +302,9 @@ class SpyAgent:
                     r["engines"] += 1
                 elif isinstance(obj, (list, tuple)) and len(obj) < 100_000:
                     seeds.update(v for v in obj if self._is_seed(v))
-                    r["secret_in_memory"] |= any(self._is_secret(v) for v in obj if isinstance(v, (bytes, str)))
+                    r["secret_in_memory"] |= any(
+                        self._is_secret(v) for v in obj if isinstance(v, (bytes, str))
+                    )
                 elif isinstance(obj, dict):
                     for v in list(obj.values()):
                         if self._is_seed(v):
@@ -292,12 +316,13 @@ class SpyAgent:
             with open(f"/proc/{os.getppid()}/environ", "rb") as f:
                 env = f.read()
             r["parent_environ_readable"] = True
-            r["secret_in_parent_environ"] |= any(self._is_secret(kv.partition(b"=")[2])
-                                                 for kv in env.split(b"\0"))
+            r["secret_in_parent_environ"] |= any(
+                self._is_secret(kv.partition(b"=")[2]) for kv in env.split(b"\0")
+            )
         except OSError:
             pass
         r["seeds"] = sorted(seeds)
-        for path in self.files:   # files whose paths it guessed: the store, the secret file
+        for path in self.files:  # files whose paths it guessed: the store, the secret file
             try:
                 with open(path, "rb") as f:
                     if f.read(64) and path not in r["files_read"]:

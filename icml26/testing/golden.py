@@ -24,8 +24,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GOLDEN_PATH", "ROLLOUT_STEPS", "package_tasks", "task_digest", "env_digest", "parallel_env_digest",
-           "compute", "compare", "load", "main"]
+__all__ = [
+    "GOLDEN_PATH",
+    "ROLLOUT_STEPS",
+    "package_tasks",
+    "task_digest",
+    "env_digest",
+    "parallel_env_digest",
+    "compute",
+    "compare",
+    "load",
+    "main",
+]
 
 GOLDEN_PATH = Path(__file__).resolve().parents[2] / "tests" / "golden" / "versions.json"
 ROLLOUT_STEPS = 6
@@ -58,7 +68,9 @@ class _Hasher:
             self._w(f"b{bool(x)}")
         elif isinstance(x, (int, np.integer)):
             self._w(f"i{int(x)}")
-        elif isinstance(x, (float, np.floating)) or (isinstance(x, np.ndarray) and x.dtype.kind in "fc"):
+        elif isinstance(x, (float, np.floating)) or (
+            isinstance(x, np.ndarray) and x.dtype.kind in "fc"
+        ):
             a = np.asarray(x)
             if a.dtype.kind == "c":
                 self._w("c")
@@ -101,8 +113,12 @@ def task_digest(task: Any) -> str:
     return str(task.definition_hash)
 
 
-def env_digest(env_id: str, kwargs: Mapping[str, Any] | None = None, steps: int = ROLLOUT_STEPS,
-               seed: int = ROLLOUT_SEED) -> dict[str, Any]:
+def env_digest(
+    env_id: str,
+    kwargs: Mapping[str, Any] | None = None,
+    steps: int = ROLLOUT_STEPS,
+    seed: int = ROLLOUT_SEED,
+) -> dict[str, Any]:
     """Hash of a seeded rollout of ``gym.make(env_id, **kwargs)`` with seeded random actions."""
     import gymnasium as gym
 
@@ -113,7 +129,9 @@ def env_digest(env_id: str, kwargs: Mapping[str, Any] | None = None, steps: int 
         env.close()
 
 
-def _rollout(reset: Callable[..., Any], step: Callable[..., Any], space: Any, steps: int, seed: int) -> dict[str, Any]:
+def _rollout(
+    reset: Callable[..., Any], step: Callable[..., Any], space: Any, steps: int, seed: int
+) -> dict[str, Any]:
     h = _Hasher()
     obs, info = reset(seed=seed)
     space.seed(seed)
@@ -127,11 +145,17 @@ def _rollout(reset: Callable[..., Any], step: Callable[..., Any], space: Any, st
         if terminated or truncated:
             obs, info = reset()
             h.add(["reset", obs, sorted(info)])
-    return {"hash": h.hexdigest(), "steps": steps, "reward_sum": round(float(np.sum(rewards)), 6),
-            "info_keys": sorted(str(k) for k in info_keys)}
+    return {
+        "hash": h.hexdigest(),
+        "steps": steps,
+        "reward_sum": round(float(np.sum(rewards)), 6),
+        "info_keys": sorted(str(k) for k in info_keys),
+    }
 
 
-def parallel_env_digest(spec: Mapping[str, Any], steps: int = ROLLOUT_STEPS, seed: int = ROLLOUT_SEED) -> dict[str, Any]:
+def parallel_env_digest(
+    spec: Mapping[str, Any], steps: int = ROLLOUT_STEPS, seed: int = ROLLOUT_SEED
+) -> dict[str, Any]:
     """Hash of a seeded rollout of a PettingZoo ParallelEnv factory (every agent acts at random)."""
     module, _, attr = spec["entry_point"].partition(":")
     factory = getattr(importlib.import_module(module), attr)
@@ -149,7 +173,16 @@ def parallel_env_digest(spec: Mapping[str, Any], steps: int = ROLLOUT_STEPS, see
         actions = {a: env.action_space(a).sample() for a in sorted(env.agents)}
         obs, rew, term, trunc, info = env.step(actions)
         total += float(sum(rew.values()))
-        h.add(["step", obs, {k: float(v) for k, v in rew.items()}, term, trunc, {k: sorted(v) for k, v in info.items()}])
+        h.add(
+            [
+                "step",
+                obs,
+                {k: float(v) for k, v in rew.items()},
+                term,
+                trunc,
+                {k: sorted(v) for k, v in info.items()},
+            ]
+        )
     env.close()
     return {"hash": h.hexdigest(), "steps": steps, "reward_sum": round(total, 6)}
 
@@ -173,20 +206,28 @@ def compute(*, envs: bool = True, only: Callable[[str], bool] | None = None) -> 
     keep = only or (lambda _: True)
     out: dict[str, Any] = {
         "about": "icml26 version guard; regenerate deliberately with `python -m icml26.testing.golden --update` "
-                 "(docs/versions.md)",
+        "(docs/versions.md)",
         "rollout": {"steps": ROLLOUT_STEPS, "seed": ROLLOUT_SEED},
         "tasks": {t.key: task_digest(t) for t in package_tasks() if keep(t.key)},
     }
     if envs:
-        out["envs"] = {s["id"]: env_digest(s["id"], s.get("test_kwargs"))
-                       for s in icml26.env_specs() if keep(s["id"])}
-        out["parallel_envs"] = {s["name"]: parallel_env_digest(s)
-                                for s in icml26.parallel_env_specs() if keep(s["name"])}
+        out["envs"] = {
+            s["id"]: env_digest(s["id"], s.get("test_kwargs"))
+            for s in icml26.env_specs()
+            if keep(s["id"])
+        }
+        out["parallel_envs"] = {
+            s["name"]: parallel_env_digest(s)
+            for s in icml26.parallel_env_specs()
+            if keep(s["name"])
+        }
     return out
 
 
-_ADVICE = ("bump the version (keep the old one registered and unchanged) and run "
-           "`python -m icml26.testing.golden --update`; see docs/versions.md")
+_ADVICE = (
+    "bump the version (keep the old one registered and unchanged) and run "
+    "`python -m icml26.testing.golden --update`; see docs/versions.md"
+)
 
 
 def compare(golden: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
@@ -198,14 +239,21 @@ def compare(golden: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
         old, new = golden.get(section, {}), current[section]
         for k in sorted(set(old) | set(new)):
             if k not in new:
-                problems.append(f"{what} {k} is in the golden file but no longer registered: old versions must stay "
-                                f"registered ({_ADVICE})")
+                problems.append(
+                    f"{what} {k} is in the golden file but no longer registered: old versions must stay "
+                    f"registered ({_ADVICE})"
+                )
             elif k not in old:
-                problems.append(f"{what} {k} is new: record it with `python -m icml26.testing.golden --update`")
+                problems.append(
+                    f"{what} {k} is new: record it with `python -m icml26.testing.golden --update`"
+                )
             elif old[k] != new[k]:
                 if isinstance(new[k], Mapping):
-                    diff = ", ".join(f"{f} {old[k].get(f)!r} -> {new[k].get(f)!r}" for f in new[k]
-                                     if old[k].get(f) != new[k].get(f))
+                    diff = ", ".join(
+                        f"{f} {old[k].get(f)!r} -> {new[k].get(f)!r}"
+                        for f in new[k]
+                        if old[k].get(f) != new[k].get(f)
+                    )
                 else:
                     diff = f"definition hash {old[k]} -> {new[k]}"
                 problems.append(f"{what} {k} changed without a version bump ({diff}): {_ADVICE}")
@@ -214,13 +262,17 @@ def compare(golden: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
 
 def load(path: Path = GOLDEN_PATH) -> dict[str, Any]:
     if not path.exists():
-        raise FileNotFoundError(f"no golden file at {path}: create it with `python -m icml26.testing.golden --update`")
+        raise FileNotFoundError(
+            f"no golden file at {path}: create it with `python -m icml26.testing.golden --update`"
+        )
     return json.loads(path.read_text())
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--update", action="store_true", help="rewrite the golden file with the current digests")
+    p.add_argument(
+        "--update", action="store_true", help="rewrite the golden file with the current digests"
+    )
     p.add_argument("--path", type=Path, default=GOLDEN_PATH)
     args = p.parse_args(argv)
     current = compute()
@@ -231,8 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         args.path.parent.mkdir(parents=True, exist_ok=True)
         args.path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {args.path} ({len(current['tasks'])} tasks, {len(current['envs'])} envs, "
-              f"{len(current['parallel_envs'])} PettingZoo envs; {len(problems)} entries changed)")
+        print(
+            f"wrote {args.path} ({len(current['tasks'])} tasks, {len(current['envs'])} envs, "
+            f"{len(current['parallel_envs'])} PettingZoo envs; {len(problems)} entries changed)"
+        )
         return 0
     print("OK" if not problems else f"{len(problems)} difference(s) from {args.path}")
     return 1 if problems else 0

@@ -26,17 +26,23 @@ def test_spline_matches_zuko_on_the_same_knots() -> None:
     bound = torch.full((m,), 3.0, dtype=torch.float64)
     x = torch.linspace(-4, 4, 101, dtype=torch.float64)[:, None].expand(101, m)
     y, ladj = rqs(x, params.expand(101, m, -1), bound)
-    ref = zuko.transforms.MonotonicRQSTransform(params[:, :k], params[:, k : 2 * k], params[:, 2 * k :], bound=3.0)
+    ref = zuko.transforms.MonotonicRQSTransform(
+        params[:, :k], params[:, k : 2 * k], params[:, 2 * k :], bound=3.0
+    )
     pos, ds = _knots(params, bound)
     assert torch.allclose(pos[:, 0], ref.horizontal) and torch.allclose(pos[:, 1], ref.vertical)
     assert torch.allclose(ds, ref.derivatives)
     y_ref, ladj_ref = ref.call_and_ladj(x)
     inside = x.abs() < 3.0
-    assert torch.allclose(y, y_ref, atol=1e-12) and torch.allclose(ladj[inside], ladj_ref[inside], atol=1e-10)
+    assert torch.allclose(y, y_ref, atol=1e-12) and torch.allclose(
+        ladj[inside], ladj_ref[inside], atol=1e-10
+    )
     assert torch.equal(ladj[~inside], torch.zeros_like(ladj[~inside]))  # identity tails
     x_back, ladj_inv = rqs(y, params.expand(101, m, -1), bound, inverse=True)
     assert torch.allclose(x_back, x, atol=1e-9) and torch.allclose(ladj_inv, -ladj, atol=1e-9)
-    assert torch.allclose(rqs(x, torch.zeros(101, m, 3 * k - 1, dtype=torch.float64), bound)[0], x, atol=1e-14)  # identity
+    assert torch.allclose(
+        rqs(x, torch.zeros(101, m, 3 * k - 1, dtype=torch.float64), bound)[0], x, atol=1e-14
+    )  # identity
 
 
 def test_flow_is_a_bijection_with_exact_log_det_on_the_torus() -> None:
@@ -49,7 +55,9 @@ def test_flow_is_a_bijection_with_exact_log_det_on_the_torus() -> None:
     x, ladj = flow.forward(z)
     assert bool(((x[:, [1, 3]] >= -math.pi) & (x[:, [1, 3]] < math.pi)).all())
     z2, ladj_inv = flow.inverse(x)
-    dz = torch.where(flow.circular, torch.remainder(z2 - z + math.pi, 2 * math.pi) - math.pi, z2 - z)
+    dz = torch.where(
+        flow.circular, torch.remainder(z2 - z + math.pi, 2 * math.pi) - math.pi, z2 - z
+    )
     assert dz.abs().max() < 1e-8 and (ladj + ladj_inv).abs().max() < 1e-8
     jac = torch.autograd.functional.jacobian(lambda v: flow.forward(v[None])[0][0], z[0])
     assert float(torch.linalg.slogdet(jac)[1]) == pytest.approx(float(ladj[0].detach()), abs=1e-9)
@@ -57,9 +65,14 @@ def test_flow_is_a_bijection_with_exact_log_det_on_the_torus() -> None:
     layer = flow.layers[0]
     if bool(flow.circular[layer.idx_t].any()):
         edge = z[:2].clone()
-        edge[:, layer.idx_t] = torch.where(flow.circular[layer.idx_t], math.pi, edge[:, layer.idx_t])
+        edge[:, layer.idx_t] = torch.where(
+            flow.circular[layer.idx_t], math.pi, edge[:, layer.idx_t]
+        )
         out, _ = layer(edge)
-        assert torch.allclose(out[:, layer.idx_t][:, flow.circular[layer.idx_t]], torch.full((2, int(flow.circular[layer.idx_t].sum())), math.pi, dtype=torch.float64))
+        assert torch.allclose(
+            out[:, layer.idx_t][:, flow.circular[layer.idx_t]],
+            torch.full((2, int(flow.circular[layer.idx_t].sum())), math.pi, dtype=torch.float64),
+        )
 
 
 @pytest.mark.parametrize("kind", ["standardize", "com", "alanine"])
@@ -108,14 +121,20 @@ def test_dispersions_are_shift_invariant_and_vanish_on_constants() -> None:
         assert float(dispersion(torch.full((5,), 3.0), kind)) == 0.0
         assert float(dispersion(r + 7.0, kind)) == pytest.approx(float(dispersion(r, kind)))
     assert float(dispersion(r, "variance")) == pytest.approx(float(((r - r.mean()) ** 2).mean()))
-    assert float(dispersion(r, "mad")) == pytest.approx((1 + 0 + 1 + 9) / 4)  # torch median = lower middle = 1
-    assert float(dispersion(r, "iqr")) == pytest.approx(float(np.quantile(r.numpy(), 0.75) - np.quantile(r.numpy(), 0.25)))
+    assert float(dispersion(r, "mad")) == pytest.approx(
+        (1 + 0 + 1 + 9) / 4
+    )  # torch median = lower middle = 1
+    assert float(dispersion(r, "iqr")) == pytest.approx(
+        float(np.quantile(r.numpy(), 0.75) - np.quantile(r.numpy(), 0.25))
+    )
     assert float(dispersion(r, "huber")) == pytest.approx((0.5 + 0 + 0.5 + 8.5) / 4)
     with pytest.raises(ValueError, match="unknown dispersion"):
         dispersion(r, "range")
     log_q, u = torch.tensor([-1.0, -2.0, -3.0]), torch.tensor([0.5, 1.0, 4.0])
     loss, nll, disp = ldr_loss(log_q, u, 0.3)
-    assert float(nll) == pytest.approx(2.0) and float(loss) == pytest.approx(2.0 + 0.3 * float((-u - log_q).var(unbiased=False)))
+    assert float(nll) == pytest.approx(2.0) and float(loss) == pytest.approx(
+        2.0 + 0.3 * float((-u - log_q).var(unbiased=False))
+    )
 
 
 def test_reverse_kl_surrogate_has_the_reparametrized_gradient() -> None:
@@ -157,7 +176,9 @@ def test_ml_training_improves_and_samples_are_consistent_and_seeded() -> None:
     agent.reset(0)
     stats = agent.learn(env, Budget(updates=10_000))
     assert stats["iterations"] == 80 and stats["energy_evals"] == 0
-    assert stats["curve"][-1]["nll"] < stats["curve"][0]["nll"] - 0.5  # from the fitted Gaussian (9.1)
+    assert (
+        stats["curve"][-1]["nll"] < stats["curve"][0]["nll"] - 0.5
+    )  # from the fitted Gaussian (9.1)
     x, log_q = agent.sample(300)
     assert x.shape == (300, 2) and np.allclose(agent.log_prob(x), log_q, atol=1e-3)
     twin = FlowSampler(objective="ml", n_iters=80, **SMALL)
@@ -210,8 +231,12 @@ def test_data_objectives_need_data_and_variational_ones_need_budget() -> None:
 
 
 def test_centre_of_mass_free_sampler_on_dw4() -> None:
-    env = gym.make("icml26/BoltzmannDW4-v0", dataset_size=64, energy_budget=0,
-                   target_kwargs={"data_preset": "tiny"})
+    env = gym.make(
+        "icml26/BoltzmannDW4-v0",
+        dataset_size=64,
+        energy_budget=0,
+        target_kwargs={"data_preset": "tiny"},
+    )
     env.reset(seed=0)
     agent = FlowSampler(objective="ldr", dispersion="mad", n_iters=5, **SMALL)
     agent.reset(0)

@@ -18,11 +18,15 @@ from icml26.envs.boltzmann.geometry import ALANINE_ZMATRIX, ZMatrix, dihedral, r
 
 def _fresh_context_energy(system: object, x: np.ndarray) -> tuple[float, np.ndarray]:
     """Reference: a brand-new Context for one configuration (independent of OpenMMEnergy)."""
-    ctx = openmm.Context(system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName("Reference"))
+    ctx = openmm.Context(
+        system, openmm.VerletIntegrator(0.001), openmm.Platform.getPlatformByName("Reference")
+    )
     ctx.setPositions(openmm.unit.Quantity(x.reshape(22, 3).tolist(), openmm.unit.nanometer))
     s = ctx.getState(getEnergy=True, getForces=True)
     e = s.getPotentialEnergy().value_in_unit(openmm.unit.kilojoule_per_mole)
-    f = s.getForces(asNumpy=True).value_in_unit(openmm.unit.kilojoule_per_mole / openmm.unit.nanometer)
+    f = s.getForces(asNumpy=True).value_in_unit(
+        openmm.unit.kilojoule_per_mole / openmm.unit.nanometer
+    )
     return e, np.asarray(f).reshape(-1)
 
 
@@ -72,7 +76,9 @@ def test_implicit_solvent_obc1(configs: np.ndarray) -> None:
     e, _ = OpenMMEnergy("obc1")(configs[:3])
     vac, _ = OpenMMEnergy("vacuum")(configs[:3])
     for i in range(3):
-        assert e[i] == pytest.approx(_fresh_context_energy(system, configs[i])[0], abs=1e-3)  # CPU platform (mixed precision) vs Reference
+        assert e[i] == pytest.approx(
+            _fresh_context_energy(system, configs[i])[0], abs=1e-3
+        )  # CPU platform (mixed precision) vs Reference
     assert np.all(e < vac - 20)  # the polar peptide is stabilized by solvation (tens of kJ/mol)
     with pytest.raises(ValueError, match="vacuum only"):
         make_target("aldp_implicit", backend="torch")
@@ -95,17 +101,23 @@ def test_zmatrix_roundtrip_and_energy_invariance(configs: np.ndarray) -> None:
     y = ALANINE_ZMATRIX.to_cartesian(b, a, t)
     b2, a2, t2 = ALANINE_ZMATRIX.to_internal(y)
     assert torch.allclose(b, b2) and torch.allclose(a, a2)
-    assert torch.allclose(torch.remainder(t - t2 + math.pi, 2 * math.pi) - math.pi, torch.zeros_like(t), atol=1e-10)
+    assert torch.allclose(
+        torch.remainder(t - t2 + math.pi, 2 * math.pi) - math.pi, torch.zeros_like(t), atol=1e-10
+    )
     ff = AmberTorchEnergy()
     assert torch.allclose(ff(x), ff(y), atol=1e-8)  # rigid motion only
     phi, psi = ramachandran(x)
-    assert torch.allclose(phi, t[:, 2]) and torch.allclose(psi, dihedral(*(x.reshape(-1, 22, 3)[:, i] for i in (16, 14, 8, 6))))
+    assert torch.allclose(phi, t[:, 2]) and torch.allclose(
+        psi, dihedral(*(x.reshape(-1, 22, 3)[:, i] for i in (16, 14, 8, 6)))
+    )
 
 
 def test_dihedral_convention_hand_worked() -> None:
     a, b, c = torch.tensor([1.0, 0, 0]), torch.tensor([0.0, 0, 0]), torch.tensor([0.0, 1, 0])
     assert float(dihedral(a, b, c, torch.tensor([1.0, 1, 0]))) == pytest.approx(0.0)  # cis
-    assert abs(float(dihedral(a, b, c, torch.tensor([-1.0, 1, 0])))) == pytest.approx(math.pi)  # trans
+    assert abs(float(dihedral(a, b, c, torch.tensor([-1.0, 1, 0])))) == pytest.approx(
+        math.pi
+    )  # trans
     # IUPAC sign: clockwise rotation of the far bond seen along b -> c is positive
     assert float(dihedral(a, b, c, torch.tensor([0.0, 1, -1]))) == pytest.approx(math.pi / 2)
 
@@ -117,10 +129,22 @@ def test_log_jacobian_is_the_volume_factor() -> None:
     def rot(al: torch.Tensor, be: torch.Tensor, ga: torch.Tensor) -> torch.Tensor:
         def rz(t: torch.Tensor) -> torch.Tensor:
             c, s = torch.cos(t), torch.sin(t)
-            return torch.stack([torch.stack([c, -s, 0 * c]), torch.stack([s, c, 0 * c]), torch.stack([0 * c, 0 * c, 1 + 0 * c])])
+            return torch.stack(
+                [
+                    torch.stack([c, -s, 0 * c]),
+                    torch.stack([s, c, 0 * c]),
+                    torch.stack([0 * c, 0 * c, 1 + 0 * c]),
+                ]
+            )
 
         c, s = torch.cos(be), torch.sin(be)
-        ry = torch.stack([torch.stack([c, 0 * c, s]), torch.stack([0 * c, 1 + 0 * c, 0 * c]), torch.stack([-s, 0 * c, c])])
+        ry = torch.stack(
+            [
+                torch.stack([c, 0 * c, s]),
+                torch.stack([0 * c, 1 + 0 * c, 0 * c]),
+                torch.stack([-s, 0 * c, c]),
+            ]
+        )
         return rz(al) @ ry @ rz(ga)
 
     def cart(p: torch.Tensor) -> torch.Tensor:
@@ -143,14 +167,20 @@ def test_md_pool_labels_cache_and_bias(md_tiny: object, monkeypatch: pytest.Monk
     system, _, _ = build_system("vacuum")
     kt = 0.00831446261815324 * 300.0
     for i in (0, 100, 255):
-        assert pool.energy[i] == pytest.approx(_fresh_context_energy(system, pool.x[i].astype(np.float64))[0] / kt, abs=1e-8)
-        assert biased.energy[i] == pytest.approx(_fresh_context_energy(system, biased.x[i].astype(np.float64))[0] / kt, abs=1e-8)
+        assert pool.energy[i] == pytest.approx(
+            _fresh_context_energy(system, pool.x[i].astype(np.float64))[0] / kt, abs=1e-8
+        )
+        assert biased.energy[i] == pytest.approx(
+            _fresh_context_energy(system, biased.x[i].astype(np.float64))[0] / kt, abs=1e-8
+        )
     assert biased.energy.mean() > pool.energy.mean() + 5  # 600 K frames, 300 K labels
     acc = pool.meta["exchange_acceptance"]
     assert len(acc) == 1 and 0.0 < acc[0] <= 1.0
     import icml26.envs.boltzmann.md as md
 
-    monkeypatch.setattr(md, "run_langevin", lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated")))
+    monkeypatch.setattr(
+        md, "run_langevin", lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated"))
+    )
     assert np.array_equal(md_tiny.pool("unbiased", "train").x, pool.x)  # type: ignore[attr-defined]
 
 

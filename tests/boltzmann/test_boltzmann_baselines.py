@@ -26,7 +26,9 @@ def test_ml_rkl_loss_hand_worked() -> None:
     x = torch.zeros(2, 2, dtype=torch.float64)
     log_q_model = torch.tensor([-1.0, -3.0], dtype=torch.float64)
     u = torch.tensor([2.0, 5.0], dtype=torch.float64)
-    loss, nll, rkl = ml_rkl_loss(log_q_data, x, log_q_model, u, torch.zeros(2, 2, dtype=torch.float64), 0.5)
+    loss, nll, rkl = ml_rkl_loss(
+        log_q_data, x, log_q_model, u, torch.zeros(2, 2, dtype=torch.float64), 0.5
+    )
     assert float(nll) == pytest.approx(2.0)
     assert float(rkl) == pytest.approx(((-1 + 2) + (-3 + 5)) / 2)  # mean(log q + u) = 1.5
     assert float(loss) == pytest.approx(2.0 + 0.5 * 1.5)
@@ -37,7 +39,9 @@ def test_reweighted_nll_hand_worked_and_shift_invariant() -> None:
     log_w = torch.tensor([0.0, math.log(3.0)], dtype=torch.float64)
     assert float(reweighted_nll(log_q, log_w)) == pytest.approx(0.25 * 1 + 0.75 * 2)
     assert float(reweighted_nll(log_q, log_w + 100.0)) == pytest.approx(1.75)
-    assert float(reweighted_nll(log_q, torch.zeros(2, dtype=torch.float64))) == pytest.approx(1.5)  # plain NLL
+    assert float(reweighted_nll(log_q, torch.zeros(2, dtype=torch.float64))) == pytest.approx(
+        1.5
+    )  # plain NLL
     with pytest.raises(ValueError, match="same shape"):
         reweighted_nll(log_q, torch.zeros(3))
 
@@ -51,7 +55,9 @@ def test_bias_log_weights_match_independent_formulas() -> None:
     # tempered targets: p_bias ∝ exp(-u T / T_b)
     u = torch.tensor([0.0, 1.0, 4.0], dtype=torch.float64)
     x = torch.zeros(3, 32, dtype=torch.float64)
-    assert np.allclose(bias_log_weights(make_target("many_well32"), x, u, "biased").numpy(), -0.5 * u.numpy())
+    assert np.allclose(
+        bias_log_weights(make_target("many_well32"), x, u, "biased").numpy(), -0.5 * u.numpy()
+    )
     lj = SimpleNamespace(name="lj13", bias_temperature=1.5)
     assert np.allclose(bias_log_weights(lj, x, u, "biased").numpy(), -(1 - 1 / 1.5) * u.numpy())
     aldp = SimpleNamespace(name="aldp", temperature=300.0, bias_temperature=600.0)
@@ -99,16 +105,31 @@ def _gmm_env(**kw: object) -> gym.Env:
 
 def test_early_stopping_stops_on_overfitting_and_restores_the_best_flow() -> None:
     env = _gmm_env(dataset_size=40)
-    agent = FlowSampler(objective="ml", n_iters=3000, n_layers=4, hidden=64, bins=16, batch_size=32, lr=3e-3,
-                        lr_decay=False, eval_every=10, patience=5, val_fraction=0.25)
+    agent = FlowSampler(
+        objective="ml",
+        n_iters=3000,
+        n_layers=4,
+        hidden=64,
+        bins=16,
+        batch_size=32,
+        lr=3e-3,
+        lr_decay=False,
+        eval_every=10,
+        patience=5,
+        val_fraction=0.25,
+    )
     agent.reset(0)
     stats = agent.learn(env, Budget())
     assert stats["stopped_early"] and stats["iterations"] < 3000
     assert stats["train_size"] == 30 and stats["val_size"] == 10
     vals = [v["val_loss"] for v in stats["val_curve"]]
     assert stats["val_loss_best"] == min(vals)
-    assert stats["iterations"] == stats["best_iteration"] + 5 * 10  # patience evaluations after the best
-    assert max(vals[vals.index(min(vals)) :]) > min(vals) + 0.1  # validation loss rose after the best
+    assert (
+        stats["iterations"] == stats["best_iteration"] + 5 * 10
+    )  # patience evaluations after the best
+    assert (
+        max(vals[vals.index(min(vals)) :]) > min(vals) + 0.1
+    )  # validation loss rose after the best
     # the returned flow is the best one: its held-out NLL (physical coordinates) is the best recorded
     nll = -float(np.mean(agent.log_prob(agent.val_x)))
     assert nll == pytest.approx(stats["val_loss_best"], abs=1e-3)
@@ -145,6 +166,10 @@ def test_reweighted_ml_on_biased_data_reports_weights() -> None:
     stats = agent.learn(_gmm_env(data="biased"), Budget())
     assert 0.0 < stats["weights_ess"] < 1.0 and stats["objective"] == "ml_reweighted"
     assert agent.val_log_w is not None and agent.val_log_w.shape == (50,)
+    # the validation objective is the self-normalized weighted NLL of the held-out data (numpy)
+    w = np.exp(agent.val_log_w - agent.val_log_w.max())
+    ref = -float(np.sum(w / w.sum() * agent.log_prob(agent.val_x)))
+    assert ref == pytest.approx(stats["val_loss_best"], abs=1e-3)
 
 
 def test_ml_rkl_spends_its_energy_budget_and_needs_one() -> None:
@@ -152,7 +177,9 @@ def test_ml_rkl_spends_its_energy_budget_and_needs_one() -> None:
     agent = make_agent("flow-ml-rkl", n_iters=10, rkl_batch=64, val_fraction=0.0, **SMALL)
     agent.reset(0)
     stats = agent.learn(env, Budget())
-    assert stats["energy_evals"] == 300 == env.unwrapped.total_evaluations  # 4 x 64 + 44, then plain ML
+    assert (
+        stats["energy_evals"] == 300 == env.unwrapped.total_evaluations
+    )  # 4 x 64 + 44, then plain ML
     assert stats["iterations"] == 10
     agent = make_agent("flow-ml-rkl", n_iters=10, **SMALL)
     with pytest.raises(ValueError, match="needs an energy budget"):
@@ -171,7 +198,9 @@ def test_ais_weights_hand_worked_and_log_z_estimate() -> None:
     from icml26.agents.boltzmann.ais import ais
 
     x0 = torch.tensor([[0.0, 0.0], [1.0, -1.0]], dtype=torch.float64)
-    res = ais(x0, _gauss_q, _gauss_p, 1, torch.tensor([0.1]), torch.Generator().manual_seed(0), alpha=2.0)
+    res = ais(
+        x0, _gauss_q, _gauss_p, 1, torch.tensor([0.1]), torch.Generator().manual_seed(0), alpha=2.0
+    )
     lq, u = _gauss_q(x0)[0], _gauss_p(x0)[0]
     assert torch.allclose(res.log_w, 2.0 * (-u - lq))  # one level: alpha * r(x0)
     assert float(res.log_w[0]) == pytest.approx(2 * (-4.0 + math.log(2 * math.pi)))
@@ -191,8 +220,15 @@ def test_fab_spends_at_most_its_budget_and_learns() -> None:
     agent = make_agent("flow-fab", ais_levels=4, **SMALL)
     agent.reset(0)
     stats = agent.learn(env, Budget(energy_evals=5000))
-    assert stats["energy_evals"] == env.unwrapped.total_evaluations == stats["iterations"] * 128 * 5 <= 5000
+    assert (
+        stats["energy_evals"]
+        == env.unwrapped.total_evaluations
+        == stats["iterations"] * 128 * 5
+        <= 5000
+    )
     assert stats["iterations"] == 5000 // (128 * 5)
-    assert all(0 < s for s in stats["ais_step_sizes"]) and 0.0 < stats["curve"][-1]["ais_ess"] <= 1.0
+    assert (
+        all(0 < s for s in stats["ais_step_sizes"]) and 0.0 < stats["curve"][-1]["ais_ess"] <= 1.0
+    )
     x, log_q = agent.sample(64)
     assert np.allclose(agent.log_prob(x), log_q, atol=1e-3)

@@ -15,7 +15,9 @@ GMM = "icml26/BoltzmannGMM40-v0"
 
 
 def _env(**kw: object) -> gym.Env:
-    return gym.make(GMM, **{"dataset_size": 50, "energy_budget": 20, "batch_size": 8, **kw}).unwrapped
+    return gym.make(
+        GMM, **{"dataset_size": 50, "energy_budget": 20, "batch_size": 8, **kw}
+    ).unwrapped
 
 
 def test_reset_hands_data_and_budget_deterministically() -> None:
@@ -25,7 +27,9 @@ def test_reset_hands_data_and_budget_deterministically() -> None:
     _, info3 = _env().reset(seed=4)
     ds = info["dataset"]
     assert ds["x"].shape == (50, 2) and ds["energy"].shape == (50,)
-    assert np.array_equal(ds["x"], info2["dataset"]["x"]) and not np.array_equal(ds["x"], info3["dataset"]["x"])
+    assert np.array_equal(ds["x"], info2["dataset"]["x"]) and not np.array_equal(
+        ds["x"], info3["dataset"]["x"]
+    )
     assert np.allclose(ds["energy"], env.target.energy(torch.from_numpy(ds["x"]).double()).numpy())
     assert info["budget"] == {"energy_evals": 20, "dataset_size": 50}
     assert info["log_z"] == 0.0 and info["geometry"] == "euclidean"
@@ -45,7 +49,10 @@ def test_budget_accounting_is_exact() -> None:
         assert info["evaluations_spent"] == spent and info["evaluations_left"] == 20 - spent
         assert obs["evaluations_left"].tolist() == [20 - spent]
         assert obs["valid"].tolist() == [1] * n + [0] * (8 - n)
-        assert np.allclose(obs["energies"][:n], env.target.energy(torch.from_numpy(x.astype(np.float32)).double()).numpy())
+        assert np.allclose(
+            obs["energies"][:n],
+            env.target.energy(torch.from_numpy(x.astype(np.float32)).double()).numpy(),
+        )
         assert reward == 0.0 and term is done and trunc is False
         assert info["forces"].shape == (n, 2)
     assert env.total_evaluations == 20
@@ -106,7 +113,9 @@ def test_enormous_and_undefined_energies_are_returned_not_raised() -> None:
     x[1] = np.arange(39) * 0.37
     x[1, 3:6] = x[1, 0:3] + 1e-3  # two particles 1.7e-3 apart
     obs, _, _, _, info = lj.step(x)
-    assert obs["energies"][0] == np.inf and info["nonfinite"] == 1  # all particles coincide: NaN -> +inf
+    assert (
+        obs["energies"][0] == np.inf and info["nonfinite"] == 1
+    )  # all particles coincide: NaN -> +inf
     assert 1e30 < obs["energies"][1] < np.inf
     assert lj.observation_space.contains(obs)
 
@@ -121,22 +130,35 @@ def test_constructor_validation() -> None:
 
 
 def test_alanine_env_pickles_without_its_openmm_context() -> None:
-    env = gym.make("icml26/BoltzmannAlanineDipeptide-v0", dataset_size=16, energy_budget=8, batch_size=4,
-                   target_kwargs={"backend": "openmm", "data_preset": "tiny"}).unwrapped
+    env = gym.make(
+        "icml26/BoltzmannAlanineDipeptide-v0",
+        dataset_size=16,
+        energy_budget=8,
+        batch_size=4,
+        target_kwargs={"backend": "openmm", "data_preset": "tiny"},
+    ).unwrapped
     _, info = env.reset(seed=0)
     x = info["dataset"]["x"][:4]
     obs, _, _, _, inf1 = env.step(x)
-    assert np.allclose(obs["energies"], info["dataset"]["energy"][:4], atol=1e-6)  # float32 frames, same labels
+    assert np.allclose(
+        obs["energies"], info["dataset"]["energy"][:4], atol=1e-6
+    )  # float32 frames, same labels
     assert env.target.openmm._context is not None
     clone = pickle.loads(pickle.dumps(env))
     assert clone.target.openmm._context is None
     a, b = env.step(x[::-1].copy()), clone.step(x[::-1].copy())
-    assert np.array_equal(a[0]["energies"], b[0]["energies"]) and np.array_equal(a[4]["forces"], b[4]["forces"])
+    assert np.array_equal(a[0]["energies"], b[0]["energies"]) and np.array_equal(
+        a[4]["forces"], b[4]["forces"]
+    )
     env.close()
 
 
-@pytest.mark.parametrize("env_id", ["icml26/BoltzmannAlanineDipeptide-v0", "icml26/BoltzmannLJ13-v0"])
-def test_make_reset_and_step_never_generate_md_or_mcmc_data(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "env_id", ["icml26/BoltzmannAlanineDipeptide-v0", "icml26/BoltzmannLJ13-v0"]
+)
+def test_make_reset_and_step_never_generate_md_or_mcmc_data(
+    env_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """First use is fast: the MD / MCMC pools are generated only when the data set is read."""
     from icml26.envs.boltzmann import datasets
 
@@ -152,7 +174,11 @@ def test_make_reset_and_step_never_generate_md_or_mcmc_data(env_id: str, monkeyp
     obs, info = env.reset(seed=0)
     assert not info["dataset"].loaded and set(info["dataset"]) == {"x", "energy"}
     start = env.target.minimum_structure() if "Alanine" in env_id else None
-    x = np.zeros((2, env.target.dim), np.float32) if start is None else np.tile(start, (2, 1)).astype(np.float32)
+    x = (
+        np.zeros((2, env.target.dim), np.float32)
+        if start is None
+        else np.tile(start, (2, 1)).astype(np.float32)
+    )
     if start is None:
         x += np.random.default_rng(0).normal(0, 1.0, x.shape).astype(np.float32)
     obs, *_ = env.step(x)
@@ -166,4 +192,8 @@ def test_lazy_dataset_equals_an_eager_draw() -> None:
     _, info = env.reset(seed=5)
     lazy = info["dataset"]
     eager = env.target.dataset(50, kind="unbiased", split="train", seed=lazy._args[4])
-    assert np.array_equal(lazy["x"], eager.x) and np.array_equal(lazy["energy"], eager.energy) and lazy.loaded
+    assert (
+        np.array_equal(lazy["x"], eager.x)
+        and np.array_equal(lazy["energy"], eager.energy)
+        and lazy.loaded
+    )

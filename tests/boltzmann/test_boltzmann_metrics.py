@@ -25,7 +25,9 @@ def test_kish_ess_hand_worked() -> None:
     assert reverse_ess(np.log([1.0, 1.0, 1.0, 1.0])) == pytest.approx(1.0)
     assert reverse_ess(np.log([1.0, 1.0, 1e-300, 1e-300]), clip_fraction=0) == pytest.approx(0.5)
     w = np.array([1.0, 2.0, 3.0, 4.0])
-    assert reverse_ess(np.log(w), clip_fraction=0) == pytest.approx(w.sum() ** 2 / (4 * (w**2).sum()))
+    assert reverse_ess(np.log(w), clip_fraction=0) == pytest.approx(
+        w.sum() ** 2 / (4 * (w**2).sum())
+    )
     # forward ESS = 1 / (E[w] E[1/w]) on target samples
     assert forward_ess(np.log(w)) == pytest.approx(1 / (w.mean() * (1 / w).mean()))
     assert forward_ess(np.array([0.0, -np.inf])) == 0.0
@@ -58,7 +60,9 @@ def test_exact_sampler_scores_perfectly_on_gmm40() -> None:
         x = t.sample(n, seed=100 + next(draws))
         return x.numpy(), (-t.energy(x)).numpy()
 
-    m = evaluate_sampler(t, sample, lambda x: -t.energy(torch.as_tensor(x, dtype=torch.float64)).numpy(), test, 5000)
+    m = evaluate_sampler(
+        t, sample, lambda x: -t.energy(torch.as_tensor(x, dtype=torch.float64)).numpy(), test, 5000
+    )
     assert m["reverse_ess"] == pytest.approx(1.0) and m["forward_ess"] == pytest.approx(1.0)
     assert m["log_z_error"] < 1e-10 and m["modes_covered"] == 40
     assert m["nll"] == pytest.approx(float(test.energy.mean()))
@@ -69,7 +73,9 @@ def test_energy_wasserstein_of_a_shift() -> None:
     rng = np.random.default_rng(0)
     a = rng.normal(size=5000)
     d = energy_wasserstein(a + 2.5, a)
-    assert d["energy_w1"] == pytest.approx(2.5, abs=1e-9) and d["energy_w2"] == pytest.approx(2.5, abs=1e-9)
+    assert d["energy_w1"] == pytest.approx(2.5, abs=1e-9) and d["energy_w2"] == pytest.approx(
+        2.5, abs=1e-9
+    )
     capped = energy_wasserstein(np.array([np.inf, np.nan, 0.0, 0.0]), np.zeros(1000))
     assert capped["energy_clip_fraction"] == 0.5 and np.isfinite(capped["energy_w1"])
 
@@ -87,9 +93,17 @@ def test_ramachandran_kl_hand_worked() -> None:
     assert ramachandran_kl((phi, psi), (phi, psi)) == pytest.approx(0.0, abs=1e-8)
     # model puts 3/4 in the first bin and 1/4 in the second: KL = 0.5 ln(2/3) + 0.5 ln 2
     model = (np.array([0.1, 0.1, 0.1, 3.0]), np.array([0.1, 0.1, 0.1, 3.0]))
-    assert ramachandran_kl((phi, psi), model) == pytest.approx(0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(2), abs=1e-6)
+    assert ramachandran_kl((phi, psi), model) == pytest.approx(
+        0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(2), abs=1e-6
+    )
     # angles are taken modulo 2 pi: -pi + 0.1 and pi + 0.1 fall in the same bin
-    assert ramachandran_kl((np.array([-math.pi + 0.1]), np.array([0.2])), (np.array([math.pi + 0.1]), np.array([0.2]))) < 1e-8
+    assert (
+        ramachandran_kl(
+            (np.array([-math.pi + 0.1]), np.array([0.2])),
+            (np.array([math.pi + 0.1]), np.array([0.2])),
+        )
+        < 1e-8
+    )
 
 
 def test_ramachandran_kl_floor_is_what_two_samples_of_one_distribution_score() -> None:

@@ -21,9 +21,15 @@ def test_gmm40_matches_fab_construction_and_is_normalized() -> None:
     assert torch.allclose(t.means.float(), means)
     assert t.std == pytest.approx(math.log1p(math.e), rel=1e-12)  # softplus(1)
     x = torch.randn(50, 2, dtype=torch.float64) * 20
-    ref = np.log(np.mean([stats.multivariate_normal(m, t.std**2).pdf(x.numpy()) for m in t.means.numpy()], axis=0))
+    ref = np.log(
+        np.mean(
+            [stats.multivariate_normal(m, t.std**2).pdf(x.numpy()) for m in t.means.numpy()], axis=0
+        )
+    )
     assert np.allclose(-t.energy(x).numpy(), ref, atol=1e-8)
-    g = torch.linspace(-48, 48, 401, dtype=torch.float64)  # h = 0.24 = 0.18 std: trapezoid exact for Gaussians
+    g = torch.linspace(
+        -48, 48, 401, dtype=torch.float64
+    )  # h = 0.24 = 0.18 std: trapezoid exact for Gaussians
     xx, yy = torch.meshgrid(g, g, indexing="ij")
     mass = torch.exp(-t.energy(torch.stack([xx, yy], -1))).sum() * (g[1] - g[0]) ** 2
     assert float(mass) == pytest.approx(1.0, abs=1e-6)  # log Z = 0
@@ -31,7 +37,9 @@ def test_gmm40_matches_fab_construction_and_is_normalized() -> None:
 
 def test_many_well_log_z_by_quadrature_and_exact_sampler() -> None:
     t = make_target("many_well32")
-    z1, _ = integrate.quad(lambda x: math.exp(-(x**4 - 6 * x**2 - 0.5 * x)), -6, 6, epsabs=0, epsrel=1e-12)
+    z1, _ = integrate.quad(
+        lambda x: math.exp(-(x**4 - 6 * x**2 - 0.5 * x)), -6, 6, epsabs=0, epsrel=1e-12
+    )
     assert z1 == pytest.approx(11784.50927, rel=1e-8)
     assert t.log_z == pytest.approx(16 * (math.log(z1) + 0.5 * math.log(2 * math.pi)), abs=1e-6)
     x = t.sample(4000, seed=3).numpy()
@@ -51,7 +59,9 @@ def test_many_well_log_z_by_quadrature_and_exact_sampler() -> None:
 def test_funnel_energy_is_neals_density() -> None:
     t = make_target("funnel10")
     x = t.sample(200, seed=1)
-    ref = stats.norm(0, 3).logpdf(x[:, 0].numpy()) + stats.norm(0, np.exp(x[:, :1].numpy() / 2)).logpdf(x[:, 1:].numpy()).sum(1)
+    ref = stats.norm(0, 3).logpdf(x[:, 0].numpy()) + stats.norm(
+        0, np.exp(x[:, :1].numpy() / 2)
+    ).logpdf(x[:, 1:].numpy()).sum(1)
     assert np.allclose(-t.energy(x).numpy(), ref, atol=1e-9)
     assert t.log_z == 0.0
 
@@ -62,7 +72,9 @@ def test_dw4_hand_worked_square() -> None:
     dg = 4 * math.sqrt(2) - 4
     expected = 4 * 0.0 + 2 * (0.9 * dg**4 - 4 * dg**2)  # four sides at d0 = 4, two diagonals
     assert float(t.energy(square)) == pytest.approx(expected, rel=1e-12)
-    assert float(t.energy(square + 3.0)) == pytest.approx(expected, rel=1e-12)  # translation invariant
+    assert float(t.energy(square + 3.0)) == pytest.approx(
+        expected, rel=1e-12
+    )  # translation invariant
 
 
 def test_lj13_convention_brute_force() -> None:
@@ -71,8 +83,11 @@ def test_lj13_convention_brute_force() -> None:
     x = torch.rand(3, 39, generator=gen, dtype=torch.float64) * 3
     for xi in x:
         p = xi.reshape(13, 3).numpy()
-        lj = sum((1 / np.linalg.norm(p[i] - p[j])) ** 12 - 2 * (1 / np.linalg.norm(p[i] - p[j])) ** 6
-                 for i in range(13) for j in range(i + 1, 13))
+        lj = sum(
+            (1 / np.linalg.norm(p[i] - p[j])) ** 12 - 2 * (1 / np.linalg.norm(p[i] - p[j])) ** 6
+            for i in range(13)
+            for j in range(i + 1, 13)
+        )
         osc = 0.5 * ((p - p.mean(0)) ** 2).sum()
         assert float(t.energy(xi)) == pytest.approx(lj + osc, rel=1e-10)
     two = torch.zeros(39, dtype=torch.float64)
@@ -112,7 +127,11 @@ def test_particle_pool_cached_and_centre_of_mass_free(monkeypatch: pytest.Monkey
     assert np.allclose(pool.energy, t.energy(torch.from_numpy(pool.x).double()).numpy())
     import icml26.envs.boltzmann.targets as targets_mod
 
-    monkeypatch.setattr(targets_mod, "mala_sample", lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated")))
+    monkeypatch.setattr(
+        targets_mod,
+        "mala_sample",
+        lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated")),
+    )
     again = t.pool("unbiased", "train")  # from the cache, no MCMC
     assert np.array_equal(again.x, pool.x)
     path = cache_path("mcmc", again.meta)

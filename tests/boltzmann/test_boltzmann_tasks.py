@@ -10,7 +10,12 @@ from icml26.benchmarks.runner import TrialSpec, execute_trial
 
 def test_tasks_and_suites_are_registered() -> None:
     ids = {t.id for t in list_tasks("boltzmann")}
-    assert {"boltzmann/gmm40", "boltzmann/many-well32", "boltzmann/aldp", "boltzmann/aldp-biased"} <= ids
+    assert {
+        "boltzmann/gmm40",
+        "boltzmann/many-well32",
+        "boltzmann/aldp",
+        "boltzmann/aldp-biased",
+    } <= ids
     smoke = [e.task for e in get_suite("smoke") if e.task.startswith("boltzmann/")]
     assert smoke and all(t in ids for t in smoke)
     assert get_task("boltzmann/aldp").metric("ramachandran_kl").direction == "min"

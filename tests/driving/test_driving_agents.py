@@ -76,7 +76,9 @@ def test_scenepilot_is_deterministic_under_a_seed() -> None:
     for _ in range(2):
         agent = ScenePilotAgent(num_envs=4, rollout_steps=16)
         agent.reset(3)
-        agent.learn(ScenePilotVectorEnv(num_envs=4, scenario="all", phi="ttc"), Budget(env_steps=64))
+        agent.learn(
+            ScenePilotVectorEnv(num_envs=4, scenario="all", phi="ttc"), Budget(env_steps=64)
+        )
         outs.append(agent.act(np.ones(27, np.float32)))
     np.testing.assert_array_equal(outs[0], outs[1])
 
@@ -116,7 +118,13 @@ def test_lc_reinforce_moves_towards_better_parameters() -> None:
 
 
 def test_registered_agents_construct() -> None:
-    for name in ("scenepilot", "driving-ppo-risk", "driving-scripted", "driving-lc", "driving-no-finetune"):
+    for name in (
+        "scenepilot",
+        "driving-ppo-risk",
+        "driving-scripted",
+        "driving-lc",
+        "driving-no-finetune",
+    ):
         agent = icml26.agents.make(name)
         assert callable(agent.act)
     assert icml26.agents.make("driving-ppo-risk").args.risk_only

@@ -13,7 +13,9 @@ from icml26.envs.driving.scenarios import LAYOUTS
 from icml26.envs.driving.sim import KinematicWorld, boxes_overlap, project_on_route, route_point
 
 
-def _episode(env: gym.Env, agent: ScriptedAdversary, seed: int, scenario: int | None = None) -> tuple[list, dict]:
+def _episode(
+    env: gym.Env, agent: ScriptedAdversary, seed: int, scenario: int | None = None
+) -> tuple[list, dict]:
     obs, info = env.reset(seed=seed, options=None if scenario is None else {"scenario": scenario})
     agent.reset(seed)
     trace = [obs]
@@ -35,7 +37,9 @@ def test_every_scenario_reachable_and_deterministic(scenario: int) -> None:
     assert i1["episode_metrics"] == i2["episode_metrics"]
     t3, _ = _episode(env1, ScriptedAdversary(), seed=12)
     assert not np.array_equal(t1[0], t3[0])  # the seed moves the spawn jitter
-    assert t1[0].shape == (27,) and np.all(t1[0][:9][[3]] == 1.0)  # ego starts at the origin heading +x
+    assert t1[0].shape == (27,) and np.all(
+        t1[0][:9][[3]] == 1.0
+    )  # ego starts at the origin heading +x
 
 
 def test_mix_draws_all_scenarios() -> None:
@@ -44,13 +48,16 @@ def test_mix_draws_all_scenarios() -> None:
     assert seen == set(LAYOUTS)
 
 
-@pytest.mark.parametrize("bad, err", [
-    (np.array([np.nan], np.float32), "finite"),
-    (np.array([0.1, 0.2], np.float32), "shape"),
-    (np.array([[0.1]], np.float32), "shape"),
-    (np.array([1.5], np.float32), r"\[-1, 1\]"),
-    ("fast", "action"),
-])
+@pytest.mark.parametrize(
+    "bad, err",
+    [
+        (np.array([np.nan], np.float32), "finite"),
+        (np.array([0.1, 0.2], np.float32), "shape"),
+        (np.array([[0.1]], np.float32), "shape"),
+        (np.array([1.5], np.float32), r"\[-1, 1\]"),
+        ("fast", "action"),
+    ],
+)
 def test_bad_actions_rejected_without_changing_state(bad, err) -> None:
     env = gym.make("icml26/ScenePilot-v0", scenario=3)
     ref = gym.make("icml26/ScenePilot-v0", scenario=3)
@@ -107,7 +114,11 @@ def test_idle_adversary_lets_every_route_complete() -> None:
             if term or trunc:
                 break
         m = info["episode_metrics"]
-        assert m["collision"] == 0.0 and m["route_completion"] > 0.99 and m["out_of_road_length"] == 0.0, (sc, m)
+        assert (
+            m["collision"] == 0.0
+            and m["route_completion"] > 0.99
+            and m["out_of_road_length"] == 0.0
+        ), (sc, m)
 
 
 def test_native_vector_env_matches_single_worlds() -> None:
@@ -120,7 +131,7 @@ def test_native_vector_env_matches_single_worlds() -> None:
         w.reset(np.arange(1), np.random.default_rng(0))
         for name, val in vars(vec.world).items():
             if isinstance(val, np.ndarray) and val.shape[:1] == (4,):
-                getattr(w, name)[...] = val[i:i + 1]
+                getattr(w, name)[...] = val[i : i + 1]
         w._update_ego_projection()
         singles.append(w)
     rng = np.random.default_rng(0)
@@ -128,10 +139,12 @@ def test_native_vector_env_matches_single_worlds() -> None:
         a = rng.uniform(-1, 1, size=(4, 1))
         obs, r, term, trunc, info = vec.step(a)
         for i, w in enumerate(singles):
-            res = w.step(a[i:i + 1])
+            res = w.step(a[i : i + 1])
             if not (term[i] or trunc[i]):
                 np.testing.assert_allclose(obs[i], w.observation()[0], rtol=1e-6, atol=1e-6)
-                assert r[i] == pytest.approx(res.risk[0]) and info["sigma_tp1"][i] == pytest.approx(res.sigma[0])
+                assert r[i] == pytest.approx(res.risk[0]) and info["sigma_tp1"][i] == pytest.approx(
+                    res.sigma[0]
+                )
     big = gym.make_vec("icml26/ScenePilot-v0", num_envs=64)
     o, _ = big.reset(seed=0)
     o, r, *_ = big.step(big.action_space.sample())
@@ -141,7 +154,9 @@ def test_native_vector_env_matches_single_worlds() -> None:
 
 
 def test_vector_env_autoresets_same_step() -> None:
-    vec = gym.make_vec("icml26/ScenePilot-v0", num_envs=2, scenario=5, phi="ttc", autoreset_mode="SameStep")
+    vec = gym.make_vec(
+        "icml26/ScenePilot-v0", num_envs=2, scenario=5, phi="ttc", autoreset_mode="SameStep"
+    )
     assert vec.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
     vec.reset(seed=0)
     for _ in range(400):
@@ -156,7 +171,9 @@ def test_vector_env_autoresets_same_step() -> None:
 
 def test_av_env_zero_residual_reproduces_the_planner() -> None:
     adv_env = gym.make("icml26/ScenePilot-v0", scenario=6, ego="idm", phi="ttc")
-    av_env = gym.make("icml26/ScenePilotAV-v0", scenario=6, adversary="scripted", base_planner="idm")
+    av_env = gym.make(
+        "icml26/ScenePilotAV-v0", scenario=6, adversary="scripted", base_planner="idm"
+    )
     trace, _ = _episode(adv_env, ScriptedAdversary(), seed=4)
     av_env.reset(seed=4)
     w = av_env.unwrapped.world
@@ -193,7 +210,9 @@ def test_saved_adversary_loads_without_torch_and_acts_like_the_agent(tmp_path) -
     policy = load_policy(path)
     obs = np.random.default_rng(0).normal(size=27).astype(np.float32) * 20
     np.testing.assert_allclose(policy.act(obs), agent.act(obs), rtol=1e-5, atol=1e-6)
-    env = gym.make("icml26/ScenePilotAV-v0", scenario=2, adversary=str(path), base_planner="cautious")
+    env = gym.make(
+        "icml26/ScenePilotAV-v0", scenario=2, adversary=str(path), base_planner="cautious"
+    )
     env.reset(seed=0)
     env.step(np.zeros(2, np.float32))
     with pytest.raises(FileNotFoundError):
@@ -223,21 +242,40 @@ def test_geometry_helpers() -> None:
     s, lat, head, dist = project_on_route(prims, np.array([[10.0, 61.75]]), np.array([[1.0, 30.0]]))
     assert s[0, 0] == pytest.approx(10.0) and lat[0, 0] == pytest.approx(1.0) and head[0, 0] == 0.0
     arc = 13.75 * np.pi / 2
-    assert s[0, 1] == pytest.approx(48.0 + arc + 30.0 - 13.75) and lat[0, 1] == pytest.approx(0.0, abs=1e-9)
+    assert s[0, 1] == pytest.approx(48.0 + arc + 30.0 - 13.75) and lat[0, 1] == pytest.approx(
+        0.0, abs=1e-9
+    )
     x, y, h = route_point(prims, np.array([48.0 + arc / 2]))
-    assert x[0] == pytest.approx(48.0 + 13.75 * np.sin(np.pi / 4)) and h[0] == pytest.approx(np.pi / 4)
+    assert x[0] == pytest.approx(48.0 + 13.75 * np.sin(np.pi / 4)) and h[0] == pytest.approx(
+        np.pi / 4
+    )
 
 
 def test_scores_hand_worked() -> None:
-    ep = {"collision": 1.0, "run_red_light": 0.0, "run_stop": 0.0, "out_of_road_length": 5.0,
-          "route_completion": 0.5, "distance_to_route": 0.5, "avg_acceleration": 2.0, "avg_yaw_velocity": 0.3,
-          "lane_invasions": 2.0, "time": 10.0}
+    ep = {
+        "collision": 1.0,
+        "run_red_light": 0.0,
+        "run_stop": 0.0,
+        "out_of_road_length": 5.0,
+        "route_completion": 0.5,
+        "distance_to_route": 0.5,
+        "avg_acceleration": 2.0,
+        "avg_yaw_velocity": 0.3,
+        "lane_invasions": 2.0,
+        "time": 10.0,
+    }
     ok = {**ep, "collision": 0.0, "route_completion": 1.0, "out_of_road_length": 0.0, "time": 20.0}
     s = driving_score([ep, ok])
-    expected = (5 * 0.5 + (3 - 2.5 / 50) + 0.5 * ((1 - 0.5 / 5) + 0.75 + 1 - 20 / 60)
-                + 0.2 * (3 - 2 / 8 - 0.3 / 3 - 2 / 20)) / 10.1
+    expected = (
+        5 * 0.5
+        + (3 - 2.5 / 50)
+        + 0.5 * ((1 - 0.5 / 5) + 0.75 + 1 - 20 / 60)
+        + 0.2 * (3 - 2 / 8 - 0.3 / 3 - 2 / 20)
+    ) / 10.1
     assert s["driving_score"] == pytest.approx(expected)
-    assert attack_score([ep]) == pytest.approx(0.4 + 0.1 * 0.5 + 0.1 * 0.1 + 0.3 * 0.5 + 0.1 * 10 / 30)
+    assert attack_score([ep]) == pytest.approx(
+        0.4 + 0.1 * 0.5 + 0.1 * 0.1 + 0.3 * 0.5 + 0.1 * 10 / 30
+    )
 
 
 def test_render_rgb_array() -> None:
@@ -251,7 +289,9 @@ def test_render_rgb_array() -> None:
 
 def test_carla_backend_fails_fast_with_instructions() -> None:
     with pytest.raises((ImportError, ConnectionError), match="(?i)carla"):
-        gym.make("icml26/ScenePilot-v0", backend="carla", backend_kwargs={"port": 2999, "timeout": 0.5})
+        gym.make(
+            "icml26/ScenePilot-v0", backend="carla", backend_kwargs={"port": 2999, "timeout": 0.5}
+        )
 
 
 @pytest.mark.slow

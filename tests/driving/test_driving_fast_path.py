@@ -23,22 +23,48 @@ from icml26.envs.driving.sim import (
     route_point,
 )
 
-STATE = ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay", "pass_end", "pass_obst", "lat_target", "sigma_prev",
-         "ego_s", "ego_lat", "ego_head", "last_ego_control", "vehicle_front")
+STATE = (
+    "x",
+    "y",
+    "yaw",
+    "v",
+    "beta",
+    "vx",
+    "vy",
+    "ax",
+    "ay",
+    "pass_end",
+    "pass_obst",
+    "lat_target",
+    "sigma_prev",
+    "ego_s",
+    "ego_lat",
+    "ego_head",
+    "last_ego_control",
+    "vehicle_front",
+)
 EXACT = ("frozen", "t", "passing", "lane_prev", "scn", "kind")
 
 
 def _assert_same_world(fast: KinematicWorld, ref: KinematicWorld, where: str) -> None:
     for k in STATE:
-        np.testing.assert_allclose(getattr(fast, k), getattr(ref, k), rtol=1e-12, atol=1e-12, err_msg=f"{where} {k}")
+        np.testing.assert_allclose(
+            getattr(fast, k), getattr(ref, k), rtol=1e-12, atol=1e-12, err_msg=f"{where} {k}"
+        )
     for k in EXACT:
         np.testing.assert_array_equal(getattr(fast, k), getattr(ref, k), err_msg=f"{where} {k}")
-    np.testing.assert_allclose(fast.feat_prev, ref.feat_prev, rtol=1e-6, atol=1e-7, err_msg=f"{where} feat")
+    np.testing.assert_allclose(
+        fast.feat_prev, ref.feat_prev, rtol=1e-6, atol=1e-7, err_msg=f"{where} feat"
+    )
     for k in ref.metrics:
-        np.testing.assert_allclose(fast.metrics[k], ref.metrics[k], rtol=1e-12, atol=1e-12, err_msg=f"{where} metric {k}")
+        np.testing.assert_allclose(
+            fast.metrics[k], ref.metrics[k], rtol=1e-12, atol=1e-12, err_msg=f"{where} metric {k}"
+        )
 
 
-def _run_pair(scenario: int, planner: str, action: str, feas: str, seed: int, steps: int = 300) -> int:
+def _run_pair(
+    scenario: int, planner: str, action: str, feas: str, seed: int, steps: int = 300
+) -> int:
     fast = KinematicWorld(1, (scenario,), action, planner, FeasibilityParams(mode=feas))
     ref = KinematicWorld(1, (scenario,), action, planner, FeasibilityParams(mode=feas))
     ref.fast = False
@@ -54,7 +80,9 @@ def _run_pair(scenario: int, planner: str, action: str, feas: str, seed: int, st
         for k in ("collision", "adversary_collision", "terminated", "truncated"):
             assert getattr(rf, k)[0] == getattr(rr, k)[0], f"{where} {k}"
         for k in ("risk", "sigma_t", "sigma", "ttc"):
-            np.testing.assert_allclose(getattr(rf, k), getattr(rr, k), rtol=1e-12, atol=1e-12, err_msg=f"{where} {k}")
+            np.testing.assert_allclose(
+                getattr(rf, k), getattr(rr, k), rtol=1e-12, atol=1e-12, err_msg=f"{where} {k}"
+            )
         _assert_same_world(fast, ref, where)
         np.testing.assert_allclose(fast.observation(), ref.observation(), rtol=1e-6, atol=1e-6)
         if rr.terminated[0] or rr.truncated[0]:
@@ -66,13 +94,31 @@ def _run_pair(scenario: int, planner: str, action: str, feas: str, seed: int, st
 def test_scalar_path_equals_batched_path_over_whole_episodes(scenario: int) -> None:
     n = _run_pair(scenario, "idm", "speed", "code", seed=scenario)
     n += _run_pair(scenario, "cautious", "speed", "code", seed=10 + scenario)
-    n += _run_pair(scenario, "idm" if scenario % 2 else "cautious", "acc_steer", "rss", seed=20 + scenario, steps=120)
+    n += _run_pair(
+        scenario,
+        "idm" if scenario % 2 else "cautious",
+        "acc_steer",
+        "rss",
+        seed=20 + scenario,
+        steps=120,
+    )
     assert n > 150
 
 
 def test_scalar_helpers_equal_the_vector_helpers() -> None:
     rng = np.random.default_rng(0)
-    b = rng.uniform(-1, 1, size=(400, 10)) * [8, 8, 4, 3, 1, 8, 8, 4, 3, 1] + [0, 0, 0, 3, 1.5, 0, 0, 0, 3, 1.5]
+    b = rng.uniform(-1, 1, size=(400, 10)) * [8, 8, 4, 3, 1, 8, 8, 4, 3, 1] + [
+        0,
+        0,
+        0,
+        3,
+        1.5,
+        0,
+        0,
+        0,
+        3,
+        1.5,
+    ]
     vec = boxes_overlap(*b.T)
     assert 20 < vec.sum() < 380
     assert [boxes_overlap_one(*row) for row in b.tolist()] == vec.tolist()
@@ -91,23 +137,49 @@ def test_scalar_helpers_equal_the_vector_helpers() -> None:
             np.testing.assert_allclose(one[:, k], ref[k], rtol=1e-12, atol=1e-12)
     from icml26.envs.driving.feasibility import sigma_batch
 
-    ego = np.column_stack([rng.uniform(-20, 20, (500, 2)), rng.uniform(-np.pi, np.pi, 500), rng.uniform(-10, 10, (500, 2)),
-                           np.full(500, 2.45), np.full(500, 1.0)])
-    npc = np.column_stack([rng.uniform(-20, 20, (500, 2)), rng.uniform(-np.pi, np.pi, 500), rng.uniform(-10, 10, (500, 2)),
-                           np.full(500, 2.2), np.full(500, 0.9)])
+    ego = np.column_stack(
+        [
+            rng.uniform(-20, 20, (500, 2)),
+            rng.uniform(-np.pi, np.pi, 500),
+            rng.uniform(-10, 10, (500, 2)),
+            np.full(500, 2.45),
+            np.full(500, 1.0),
+        ]
+    )
+    npc = np.column_stack(
+        [
+            rng.uniform(-20, 20, (500, 2)),
+            rng.uniform(-np.pi, np.pi, 500),
+            rng.uniform(-10, 10, (500, 2)),
+            np.full(500, 2.2),
+            np.full(500, 0.9),
+        ]
+    )
     npc[::3, 2] = ego[::3, 2] + rng.uniform(-0.3, 0.3, npc[::3].shape[0])  # same direction cases
     for mode in ("code", "rss"):
         p = FeasibilityParams(mode=mode)
         ref = sigma_batch(ego, npc, np.ones(500, bool), p)
-        one = [sigma_one(tuple(e), tuple(n), p, float(np.radians(p.same_dir_deg))) for e, n in zip(ego.tolist(), npc.tolist())]
+        one = [
+            sigma_one(tuple(e), tuple(n), p, float(np.radians(p.same_dir_deg)))
+            for e, n in zip(ego.tolist(), npc.tolist())
+        ]
         assert len(set(np.round(ref, 6))) > 50  # the sample spans sigma's cases (1, -1, in between)
         np.testing.assert_allclose(one, ref, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("env_id, kwargs", [
-    ("icml26/ScenePilot-v0", {"scenario": "all", "ego": "idm", "phi": {"max_updates": 120}}),  # idm: a collision starts Phi
-    ("icml26/ScenePilotAV-v0", {"scenario": "all", "adversary": "scripted", "base_planner": "idm"}),
-])
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [
+        (
+            "icml26/ScenePilot-v0",
+            {"scenario": "all", "ego": "idm", "phi": {"max_updates": 120}},
+        ),  # idm: a collision starts Phi
+        (
+            "icml26/ScenePilotAV-v0",
+            {"scenario": "all", "adversary": "scripted", "base_planner": "idm"},
+        ),
+    ],
+)
 def test_single_env_episodes_are_the_same_on_both_paths(env_id: str, kwargs: dict) -> None:
     fast, ref = gym.make(env_id, **kwargs), gym.make(env_id, **kwargs)
     ref.unwrapped.world.fast = False

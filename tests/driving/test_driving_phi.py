@@ -30,10 +30,14 @@ def test_training_reduces_td_loss() -> None:
     phi = RiskPredictor(training=True, seed=0)
     s, s2, r, done = _transitions(64)
 
-    def excess() -> float:  # the weighted BCE minus its floor, the targets' weighted entropy (a weighted KL)
+    def excess() -> (
+        float
+    ):  # the weighted BCE minus its floor, the targets' weighted entropy (a weighted KL)
         tgt, w = phi.td_targets(s, s2, r, done)
         t = np.clip(tgt.astype(np.float64), 1e-7, 1 - 1e-7)
-        return phi.td_loss(s, s2, r, done) - float(np.mean(-w * (t * np.log(t) + (1 - t) * np.log(1 - t))))
+        return phi.td_loss(s, s2, r, done) - float(
+            np.mean(-w * (t * np.log(t) + (1 - t) * np.log(1 - t)))
+        )
 
     before = excess()
     for _ in range(10):
@@ -49,7 +53,9 @@ def _release_update(net, tgt, opt, s, s2, r, done, step, gamma=0.95, tau=0.01, g
 
     x, x2 = torch.from_numpy(s[None]), torch.from_numpy(s2[None])
     with torch.no_grad():
-        t = torch.clamp(torch.tensor([[float(r)]]) + (1.0 - float(done)) * gamma * tgt(x2), 0.0, 1.0)
+        t = torch.clamp(
+            torch.tensor([[float(r)]]) + (1.0 - float(done)) * gamma * tgt(x2), 0.0, 1.0
+        )
         w = torch.where(torch.clamp(t + 1.0 * x[:, -2:-1], 0.0, 1.0) > 0.85, 50.0, 1.0)
     loss = torch.nn.functional.binary_cross_entropy(net(x), t, weight=w)
     opt.zero_grad()
@@ -67,15 +73,28 @@ def test_update_matches_the_release_one_transition_at_a_time() -> None:
     phi = RiskPredictor(training=True, seed=5)
     s, s2, r, done = _transitions(150, seed=5)
     done[::7] = 1.0
-    phi.update(s[:1], s2[:1], r[:1], done[:1])  # builds the torch nets; then a batch that crosses a soft update
+    phi.update(
+        s[:1], s2[:1], r[:1], done[:1]
+    )  # builds the torch nets; then a batch that crosses a soft update
     T = phi._torch
-    mk = lambda: torch.nn.Sequential(torch.nn.Linear(6, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128),  # noqa: E731
-                                     torch.nn.ReLU(), torch.nn.Linear(128, 1), torch.nn.Sigmoid())
+
+    def mk() -> torch.nn.Sequential:
+        return torch.nn.Sequential(
+            torch.nn.Linear(6, 128),
+            torch.nn.ReLU(),
+            torch.nn.Linear(128, 128),
+            torch.nn.ReLU(),
+            torch.nn.Linear(128, 1),
+            torch.nn.Sigmoid(),
+        )
+
     net, tgt = mk(), mk()
     net.load_state_dict(T["online"].state_dict())
     tgt.load_state_dict(T["target"].state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    opt.load_state_dict(copy.deepcopy(T["opt"].state_dict()))  # a copy: load_state_dict shares tensors
+    opt.load_state_dict(
+        copy.deepcopy(T["opt"].state_dict())
+    )  # a copy: load_state_dict shares tensors
     phi.update(s[1:], s2[1:], r[1:], done[1:])
     for i in range(1, 150):
         _release_update(net, tgt, opt, s[i], s2[i], r[i], done[i], step=i)
@@ -84,7 +103,9 @@ def test_update_matches_the_release_one_transition_at_a_time() -> None:
     for ours, ref in ((phi._online, net), (phi._target, tgt)):
         for a, b in zip(ours, ref.parameters()):
             np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(phi.value(s), tgt(torch.from_numpy(s))[:, 0].detach().numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        phi.value(s), tgt(torch.from_numpy(s))[:, 0].detach().numpy(), rtol=1e-4, atol=1e-6
+    )
 
 
 def test_release_convergence_test_makes_phi_ready_and_stops_learning() -> None:
@@ -112,8 +133,12 @@ def test_max_updates_freezes_phi_with_its_online_network() -> None:
     assert phi.ready and phi.n_updates == 250 and phi.frozen_at == 250
     phi._sync_from_torch()
     for a, b in zip(phi._online, phi._target):
-        np.testing.assert_array_equal(a, b)  # the release's checkpoint: _net loaded into both networks
-    np.testing.assert_allclose(phi.risk(s), np.clip(phi.value(s, target=False) + s[:, 4], 0, 1), rtol=1e-6)
+        np.testing.assert_array_equal(
+            a, b
+        )  # the release's checkpoint: _net loaded into both networks
+    np.testing.assert_allclose(
+        phi.risk(s), np.clip(phi.value(s, target=False) + s[:, 4], 0, 1), rtol=1e-6
+    )
     with pytest.raises(ValueError, match="max_updates"):
         RiskPredictor(max_updates=0)
 
@@ -141,7 +166,9 @@ def test_save_load_roundtrip(tmp_path) -> None:
     phi = RiskPredictor(training=True, seed=3)
     s, s2, r, done = _transitions(64)
     phi.update(s, s2, r, done)
-    phi.update(s[:56], s2[:56], r[:56], done[:56])  # 120 updates: passes update_gap = 100, the target moved
+    phi.update(
+        s[:56], s2[:56], r[:56], done[:56]
+    )  # 120 updates: passes update_gap = 100, the target moved
     path = tmp_path / "phi.npz"
     phi.save(path)
     loaded = RiskPredictor.load(path)
@@ -168,7 +195,9 @@ def test_env_uses_ttc_fallback_then_trains_phi_after_a_collision() -> None:
         assert info["risk_source"] == "ttc"
         expected = 0.0 if not np.isfinite(info["ttc"]) else 2.0 / (1.0 + info["ttc"] / 2.5)
         assert r == pytest.approx(expected)
-        assert info["reward_vec"][0] == pytest.approx(r) and info["reward_vec"][1] == pytest.approx(info["sigma"])
+        assert info["reward_vec"][0] == pytest.approx(r) and info["reward_vec"][1] == pytest.approx(
+            info["sigma"]
+        )
         if info["collision"]:
             collided = True
         if term or trunc:
@@ -204,7 +233,9 @@ def test_phi_trains_from_the_first_collision_then_becomes_the_reward() -> None:
             ready_before = phi.ready
             obs, r, term, trunc, info = env.step(agent.act(obs, info))
             collisions += info["collision"]
-            if not ready_before:  # TTC fallback; Phi learns one transition per step from the first collision on
+            if (
+                not ready_before
+            ):  # TTC fallback; Phi learns one transition per step from the first collision on
                 assert info["risk_source"] == "ttc"
                 ttc = info["ttc"]
                 assert r == pytest.approx(0.0 if not np.isfinite(ttc) else 2.0 / (1.0 + ttc / 2.5))

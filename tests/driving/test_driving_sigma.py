@@ -106,8 +106,13 @@ def test_vectorized_matches_reference(mode: str) -> None:
     egos, npcs, ref = [], [], []
     for _ in range(400):
         e = BodyState(0.0, 0.0, rng.uniform(-np.pi, np.pi), *rng.uniform(-12, 12, 2), 2.45, 1.0)
-        n = BodyState(*rng.uniform(-30, 30, 2), rng.uniform(-np.pi, np.pi), *rng.uniform(-12, 12, 2),
-                      rng.uniform(0.3, 2.5), rng.uniform(0.3, 1.1))
+        n = BodyState(
+            *rng.uniform(-30, 30, 2),
+            rng.uniform(-np.pi, np.pi),
+            *rng.uniform(-12, 12, 2),
+            rng.uniform(0.3, 2.5),
+            rng.uniform(0.3, 1.1),
+        )
         r = sigma_reference(e, n, p)
         egos.append([e.x, e.y, e.yaw, e.vx, e.vy, e.half_length, e.half_width])
         npcs.append([n.x, n.y, n.yaw, n.vx, n.vy, n.half_length, n.half_width])
@@ -119,12 +124,17 @@ def test_vectorized_matches_reference(mode: str) -> None:
 
 def test_rss_distances_hand_worked() -> None:
     # Shalev-Shwartz et al. 2017, Def. 1 with rho 1, a_acc 3.5, b_min 4, b_max 8
-    assert rss_longitudinal_same(10, 10, 1.0, 3.5, 4.0, 8.0) == pytest.approx(10 + 1.75 + 13.5**2 / 8 - 100 / 16)
+    assert rss_longitudinal_same(10, 10, 1.0, 3.5, 4.0, 8.0) == pytest.approx(
+        10 + 1.75 + 13.5**2 / 8 - 100 / 16
+    )
     assert rss_longitudinal_same(0, 30, 1.0, 3.5, 4.0, 8.0) == 0.0
     # Def. 2: both 10 m/s, rho 1, a_acc 3.5, b_min_correct 3, b_min 4
     assert rss_longitudinal_opposite(10, 10, 1.0, 1.0, 3.5, 3.0, 4.0) == pytest.approx(
-        (10 + 13.5) / 2 + 13.5**2 / 6 + (10 + 13.5) / 2 + 13.5**2 / 8)
-    assert rss_lateral(0.0, 0.0, 1.0, 0.2, 0.8, 0.1) == pytest.approx(0.1 + 0.1 + 0.2**2 / 1.6 - (-0.1 - 0.2**2 / 1.6))
+        (10 + 13.5) / 2 + 13.5**2 / 6 + (10 + 13.5) / 2 + 13.5**2 / 8
+    )
+    assert rss_lateral(0.0, 0.0, 1.0, 0.2, 0.8, 0.1) == pytest.approx(
+        0.1 + 0.1 + 0.2**2 / 1.6 - (-0.1 - 0.2**2 / 1.6)
+    )
 
 
 def test_rss_mode_hand_worked() -> None:
@@ -134,7 +144,9 @@ def test_rss_mode_hand_worked() -> None:
     t = need_x / 10.0
     nx = (need_x - 0.5 * 3.0 * t**2) / (d_rss + 5.0)
     # lateral RSS at zero lateral speed (rho = max(1, 2) = 2, a_lat 0.2, b_lat_min 0.8, mu 0.1)
-    d_lat = 0.1 + max(0.2 * 2 / 2 * 2 + (0.2 * 2) ** 2 / 1.6 - (-0.2 * 2 / 2 * 2 - (0.2 * 2) ** 2 / 1.6), 0.0)
+    d_lat = 0.1 + max(
+        0.2 * 2 / 2 * 2 + (0.2 * 2) ** 2 / 1.6 - (-0.2 * 2 / 2 * 2 - (0.2 * 2) ** 2 / 1.6), 0.0
+    )
     ny = (2.0 + d_lat) / (d_lat + 2.0)
     expected = 1.0 - math.hypot(nx, ny)
     ego, npc = car(0, 0, 0, 20), car(40, 0, 0, 10)
@@ -145,12 +157,22 @@ def test_rss_mode_hand_worked() -> None:
 
 
 def test_ttc_risk() -> None:
-    dist, closing, ttc = ttc_batch(np.array([[0.0, 0.0]]), np.array([[10.0, 0.0]]),
-                                   np.array([[20.0, 0.0]]), np.array([[-10.0, 0.0]]), np.array([True]))
+    dist, closing, ttc = ttc_batch(
+        np.array([[0.0, 0.0]]),
+        np.array([[10.0, 0.0]]),
+        np.array([[20.0, 0.0]]),
+        np.array([[-10.0, 0.0]]),
+        np.array([True]),
+    )
     assert dist[0] == 20.0 and closing[0] == 20.0 and ttc[0] == 1.0
     assert ttc_risk_batch(ttc)[0] == pytest.approx(2.0 / (1.0 + 1.0 / 2.5))
-    _, _, ttc2 = ttc_batch(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[5.0, 0.0]]), np.array([[1.0, 0.0]]),
-                           np.array([True]))
+    _, _, ttc2 = ttc_batch(
+        np.zeros((1, 2)),
+        np.zeros((1, 2)),
+        np.array([[5.0, 0.0]]),
+        np.array([[1.0, 0.0]]),
+        np.array([True]),
+    )
     assert np.isinf(ttc2[0]) and ttc_risk_batch(ttc2)[0] == 0.0
 
 

@@ -20,12 +20,19 @@ def _check(task, outcome) -> None:
 
 
 def test_attack_trial_scripted_and_random() -> None:
-    task = dataclasses.replace(bm.get_task("driving/attack-idm"), eval_episodes=8, budget=Budget(env_steps=0))
+    task = dataclasses.replace(
+        bm.get_task("driving/attack-idm"), eval_episodes=8, budget=Budget(env_steps=0)
+    )
     out = run_trial(task, icml26.agents.make("driving-scripted"), 0)
     _check(task, out)
-    assert len(out.scores) == 8 and set(out.extra["collision_by_scenario"]) == {str(i) for i in range(1, 9)}
+    assert len(out.scores) == 8 and set(out.extra["collision_by_scenario"]) == {
+        str(i) for i in range(1, 9)
+    }
     # scripted vs IDM: the red-light runner (5) and the oncoming car on the passing road (4) hit the ego
-    assert out.extra["collision_by_scenario"]["4"] == 1.0 and out.extra["collision_by_scenario"]["5"] == 1.0
+    assert (
+        out.extra["collision_by_scenario"]["4"] == 1.0
+        and out.extra["collision_by_scenario"]["5"] == 1.0
+    )
     again = run_trial(task, icml26.agents.make("driving-scripted"), 0)
     assert again.metrics == out.metrics  # deterministic under the trial seed
 
@@ -37,7 +44,9 @@ def test_lockstep_evaluation_equals_sequential_episodes() -> None:
     kw = {"scenario": "all", "ego": "cautious"}
     order = np.arange(8) + 1
     seeds = [derive_seed(0, "eval", i) for i in range(8)]
-    lock = _evaluate_lockstep([icml26.agents.make("driving-scripted") for _ in range(8)], kw, order, seeds)
+    lock = _evaluate_lockstep(
+        [icml26.agents.make("driving-scripted") for _ in range(8)], kw, order, seeds
+    )
     seq = _evaluate_sequential(icml26.agents.make("driving-scripted"), kw, order, seeds)
     assert [int(e["scenario"]) for e in lock] == list(range(1, 9))
     # the batched and the one-scene (scalar) step agree to float rounding (see test_driving_fast_path.py)
@@ -50,7 +59,15 @@ def _same_episodes(a: list[dict], b: list[dict]) -> None:
     assert len(a) == len(b)
     for x, y in zip(a, b):
         assert x.keys() == y.keys()
-        for k in ("scenario", "collision", "adversary_collision", "success", "lane_invasions", "steps", "time"):
+        for k in (
+            "scenario",
+            "collision",
+            "adversary_collision",
+            "success",
+            "lane_invasions",
+            "steps",
+            "time",
+        ):
             assert x[k] == y[k], k
         for k in x:
             assert x[k] == pytest.approx(y[k], rel=1e-12, abs=1e-12), k
@@ -58,8 +75,12 @@ def _same_episodes(a: list[dict], b: list[dict]) -> None:
 
 def test_defense_trial_without_finetuning_changes_nothing() -> None:
     task = bm.get_task("driving/defense-idm")
-    task = dataclasses.replace(task, eval_episodes=4, budget=Budget(env_steps=0, extra={"adversary_steps": 1024}),
-                               extra={**task.extra, "adversary_kwargs": {"num_envs": 8, "rollout_steps": 64}})
+    task = dataclasses.replace(
+        task,
+        eval_episodes=4,
+        budget=Budget(env_steps=0, extra={"adversary_steps": 1024}),
+        extra={**task.extra, "adversary_kwargs": {"num_envs": 8, "rollout_steps": 64}},
+    )
     out = run_trial(task, icml26.agents.make("driving-no-finetune"), 0)
     _check(task, out)
     m = out.metrics

@@ -13,6 +13,8 @@ def _leaderboard_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _leaderboard_secrets_in_tmp(_leaderboard_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _leaderboard_secrets_in_tmp(
+    _leaderboard_config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ICML26_CONFIG_DIR", str(_leaderboard_config_dir))
     monkeypatch.delenv("ICML26_LEADERBOARD_SECRET_FILE", raising=False)

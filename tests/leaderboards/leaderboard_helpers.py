@@ -35,7 +35,9 @@ def real_results(agent: str = "point-pd", kwargs_json: str = "{}") -> tuple[Tria
     return tuple(res)
 
 
-def valid_bundle(agent: str = "point-pd", kwargs: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+def valid_bundle(
+    agent: str = "point-pd", kwargs: dict[str, Any] | None = None, **meta: Any
+) -> dict[str, Any]:
     """A fresh (deep-copied) valid bundle of a real run."""
     res = real_results(agent, json.dumps(kwargs or {}, sort_keys=True))
     return copy.deepcopy(make_bundle(res, **meta))
@@ -74,8 +76,9 @@ def running_server(app: Any) -> Iterator[str]:
 
     # log_config=None: uvicorn leaves logging alone (its handlers would otherwise hold on to
     # pytest's captured stderr after the test that opened them has closed it)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
-                                           lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -109,14 +112,36 @@ def demo_store() -> tuple[str, dict[str, int]]:
             verify_entry(store, eid, progress=False, reps=300)
         ids[role] = eid
 
-    add("pd", valid_bundle("point-pd", name="PD controller", authors="icml26-gym",
-                           description="Proportional-derivative controller on the goal offset "
-                           "(kp=2, kd=1.5); scripted, no learning."), True)
-    add("random", valid_bundle("random", name="Uniform random",
-                               description="Uniform random actions: the floor of the task."), True)
-    add("soft", valid_bundle("point-pd", {"kp": 0.5, "kd": 0.5}, name="PD, soft gains",
-                             description="The PD controller with kp=0.5, kd=0.5 <script>alert('x')</script>"),
-        False)
+    add(
+        "pd",
+        valid_bundle(
+            "point-pd",
+            name="PD controller",
+            authors="icml26-gym",
+            description="Proportional-derivative controller on the goal offset "
+            "(kp=2, kd=1.5); scripted, no learning.",
+        ),
+        True,
+    )
+    add(
+        "random",
+        valid_bundle(
+            "random",
+            name="Uniform random",
+            description="Uniform random actions: the floor of the task.",
+        ),
+        True,
+    )
+    add(
+        "soft",
+        valid_bundle(
+            "point-pd",
+            {"kp": 0.5, "kd": 0.5},
+            name="PD, soft gains",
+            description="The PD controller with kp=0.5, kd=0.5 <script>alert('x')</script>",
+        ),
+        False,
+    )
     add("inflated", scaled(valid_bundle("point-pd"), 0.5, "PD (inflated claim)"), True)
     crash = copy.deepcopy(valid_bundle("point-pd", name="Crashing agent"))
     ep = "icml26.testing.faulty_agents:CrashingAgent"

@@ -39,9 +39,17 @@ def driver() -> Iterator[Any]:
     profile = tempfile.mkdtemp(prefix="icml26-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                f"--user-data-dir={profile}", "--window-size=1280,1500"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,1500",
+    ):
         opts.add_argument(arg)
     # an explicit driver path: selenium never tries to download one
     d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
@@ -101,14 +109,18 @@ def test_leaderboard_browser_served_site(driver: Any, tmp_path: Path) -> None:
             shutil.copyfile(shot, SCREENSHOT)
 
         # the submissions table sorts by entry number, both ways
-        assert _column(driver, "entries-table", 1) == [f"#{i}" for i in sorted(ids.values(), reverse=True)]
+        assert _column(driver, "entries-table", 1) == [
+            f"#{i}" for i in sorted(ids.values(), reverse=True)
+        ]
         assert _sort(driver, "entries-table", 1) == "ascending"
         assert _column(driver, "entries-table", 1) == [f"#{i}" for i in sorted(ids.values())]
         assert _sort(driver, "entries-table", 1) == "descending"
         assert _column(driver, "entries-table", 1)[0] == f"#{max(ids.values())}"
 
         # follow the task link, read the ranking table, compare with the ranking computed here
-        driver.find_element(By.CSS_SELECTOR, "#tasks-table a[href*='tutorial.point-reach.v0']").click()
+        driver.find_element(
+            By.CSS_SELECTOR, "#tasks-table a[href*='tutorial.point-reach.v0']"
+        ).click()
         _wait(driver, "#ranking")
         assert driver.current_url.endswith("/tasks/tutorial.point-reach.v0.html")
         expected = next(r for r in rank_all(store, reps=300) if r.task_id == "tutorial/point-reach")
@@ -128,7 +140,9 @@ def test_leaderboard_browser_served_site(driver: Any, tmp_path: Path) -> None:
         assert _column(driver, "ranking", 2)[0].endswith("PD controller")
 
         # follow the leader's link to its entry page
-        driver.find_element(By.CSS_SELECTOR, "#ranking tbody tr:first-child td:nth-child(2) a").click()
+        driver.find_element(
+            By.CSS_SELECTOR, "#ranking tbody tr:first-child td:nth-child(2) a"
+        ).click()
         _wait(driver, "#entry-name")
         assert driver.current_url.endswith(f"/entries/{ids['pd']}.html")
         assert driver.find_element(By.ID, "entry-name").text == f"#{ids['pd']} PD controller"
@@ -138,7 +152,10 @@ def test_leaderboard_browser_served_site(driver: Any, tmp_path: Path) -> None:
         # user text with a script tag is shown, never run
         driver.get(f"{url}/entries/{ids['soft']}.html")
         _wait(driver, ".description")
-        assert "<script>alert('x')</script>" in driver.find_element(By.CSS_SELECTOR, ".description").text
+        assert (
+            "<script>alert('x')</script>"
+            in driver.find_element(By.CSS_SELECTOR, ".description").text
+        )
         _no_alert(driver)
 
 
@@ -149,10 +166,10 @@ def test_leaderboard_browser_static_site_from_disk(driver: Any, tmp_path: Path) 
     out = render_site(LeaderboardStore(path), tmp_path / "site", reps=300)
     driver.get((out / "index.html").as_uri())
     _wait(driver, "#entries-table")
-    assert _sort(driver, "entries-table", 1) == "ascending"      # the script loaded from disk
+    assert _sort(driver, "entries-table", 1) == "ascending"  # the script loaded from disk
     assert _column(driver, "entries-table", 1)[0] == f"#{min(ids.values())}"
     driver.find_element(By.CSS_SELECTOR, "#tasks-table a[href*='tutorial.point-reach.v0']").click()
     _wait(driver, "#ranking")
     assert _column(driver, "ranking", 2)[0] == f"#{ids['pd']} PD controller"
     img = driver.find_element(By.CSS_SELECTOR, "figure img")
-    assert driver.execute_script("return arguments[0].naturalWidth", img) > 100   # figure loaded
+    assert driver.execute_script("return arguments[0].naturalWidth", img) > 100  # figure loaded

@@ -17,7 +17,7 @@ from icml26.leaderboards.server import create_app
 from icml26.leaderboards.store import SECRET_ENV, LeaderboardStore
 from icml26.leaderboards.validate import validate_bundle
 
-RESULTS = str(Path(_TMP) / "results.db")   # where real_results() ran the tutorial trials
+RESULTS = str(Path(_TMP) / "results.db")  # where real_results() ran the tutorial trials
 
 
 @pytest.fixture()
@@ -25,14 +25,28 @@ def lb(tmp_path: Path) -> str:
     return str(tmp_path / "lb.db")
 
 
-def test_leaderboard_cli_run_out_submit_verify_show_render(tmp_path: Path, lb: str,
-                                                            capsys: pytest.CaptureFixture[str],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SECRET_ENV, TEST_SECRET.decode())      # deterministic held-out seeds
-    real_results("point-pd")                       # the trials are already FINISHED in RESULTS
+def test_leaderboard_cli_run_out_submit_verify_show_render(
+    tmp_path: Path, lb: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET_ENV, TEST_SECRET.decode())  # deterministic held-out seeds
+    real_results("point-pd")  # the trials are already FINISHED in RESULTS
     out = tmp_path / "pd.json"
-    assert main(["run", "--task", "tutorial/point-reach", "--agent", "point-pd", "--store", RESULTS,
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--task",
+                "tutorial/point-reach",
+                "--agent",
+                "point-pd",
+                "--store",
+                RESULTS,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     vb = validate_bundle(out.read_bytes())
     assert vb.bundle["agent"]["entry_point"] == "icml26.agents.tutorial.pd:PDController"
     assert vb.bundle["agent"]["requirement"].startswith("icml26-gym==")
@@ -46,7 +60,7 @@ def test_leaderboard_cli_run_out_submit_verify_show_render(tmp_path: Path, lb: s
 
     assert main(["leaderboard", "verify", "1", "--store", lb]) == 0
     assert "VERIFIED" in capsys.readouterr().out
-    assert main(["leaderboard", "verify", "1", "--store", lb]) == 2      # not PENDING any more
+    assert main(["leaderboard", "verify", "1", "--store", lb]) == 2  # not PENDING any more
     assert "use --force" in capsys.readouterr().err
 
     assert main(["leaderboard", "show", "--store", lb, "--reps", "200"]) == 0
@@ -64,15 +78,45 @@ def test_leaderboard_cli_run_out_submit_verify_show_render(tmp_path: Path, lb: s
     assert (site / "index.html").is_file() and (site / "entries" / "1.html").is_file()
 
 
-def test_leaderboard_cli_bundle_and_bad_input(tmp_path: Path, lb: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_leaderboard_cli_bundle_and_bad_input(
+    tmp_path: Path, lb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     real_results("point-pd")
     out = tmp_path / "b.json"
-    assert main(["leaderboard", "bundle", "--results", RESULTS, "--agent", "point-pd", "--out", str(out),
-                 "--name", "My PD", "--description", "two\nlines", "--url", "https://example.org/pd"]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "bundle",
+                "--results",
+                RESULTS,
+                "--agent",
+                "point-pd",
+                "--out",
+                str(out),
+                "--name",
+                "My PD",
+                "--description",
+                "two\nlines",
+                "--url",
+                "https://example.org/pd",
+            ]
+        )
+        == 0
+    )
     b = json.loads(out.read_text())
-    assert (b["name"], b["description"], b["url"]) == ("My PD", "two\nlines", "https://example.org/pd")
+    assert (b["name"], b["description"], b["url"]) == (
+        "My PD",
+        "two\nlines",
+        "https://example.org/pd",
+    )
     validate_bundle(out.read_bytes())
-    assert main(["leaderboard", "bundle", "--results", RESULTS, "--agent", "nobody", "--out", str(out)]) == 2
+    assert (
+        main(
+            ["leaderboard", "bundle", "--results", RESULTS, "--agent", "nobody", "--out", str(out)]
+        )
+        == 2
+    )
     assert "no results of agent 'nobody'" in capsys.readouterr().err
     assert main(["leaderboard", "submit", str(tmp_path / "missing.json"), "--store", lb]) == 2
     assert "cannot read" in capsys.readouterr().err
@@ -84,21 +128,37 @@ def test_leaderboard_cli_bundle_and_bad_input(tmp_path: Path, lb: str, capsys: p
     assert LeaderboardStore(lb).counts()["icml26_lb_entries"] == 0
 
 
-def test_leaderboard_cli_tokens_and_remote_submit(tmp_path: Path, lb: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_leaderboard_cli_tokens_and_remote_submit(
+    tmp_path: Path, lb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     real_results("point-pd")
     assert main(["leaderboard", "token", "create", "alice", "--store", lb]) == 0
     token = capsys.readouterr().out.strip()
     assert token.startswith("icml26_") and len(token) > 40
-    assert main(["leaderboard", "token", "create", "alice", "--store", lb]) == 2    # still active
+    assert main(["leaderboard", "token", "create", "alice", "--store", lb]) == 2  # still active
     capsys.readouterr()
     store = LeaderboardStore(lb)
     raw = b"".join(p.read_bytes() for p in Path(lb).parent.glob("lb.db*"))
-    assert token.encode() not in raw                                 # only the hash is kept
+    assert token.encode() not in raw  # only the hash is kept
     assert hashlib.sha256(token.encode()).hexdigest().encode() in raw
     assert store.authenticate(token) == "alice"
 
     out = tmp_path / "pd.json"
-    assert main(["leaderboard", "bundle", "--results", RESULTS, "--agent", "point-pd", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "bundle",
+                "--results",
+                RESULTS,
+                "--agent",
+                "point-pd",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     with running_server(create_app(store, reps=100)) as url:
         assert main(["leaderboard", "submit", str(out), "--server", url, "--token", "wrong"]) == 2
         assert "HTTP 401" in capsys.readouterr().err
@@ -114,7 +174,9 @@ def test_leaderboard_cli_tokens_and_remote_submit(tmp_path: Path, lb: str, capsy
     assert "alice" in capsys.readouterr().out
 
 
-def test_leaderboard_write_bundles_per_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_leaderboard_write_bundles_per_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     results: list[Any] = list(real_results("point-pd")) + list(real_results("random"))
     paths = write_bundles(results, tmp_path / "smoke.json")
     assert sorted(p.name for p in paths) == ["smoke.point-pd.json", "smoke.random.json"]

@@ -80,14 +80,18 @@ def test_old_store_is_migrated_with_its_entries_intact(tmp_path: Path) -> None:
     assert rows["icml26_lb_entries"] and rows["icml26_lb_events"] and rows["icml26_lb_tokens"]
     path = _old_store(tmp_path / "old.db", rows, OLD_SECRET)
     engine = sa.create_engine(f"sqlite:///{path}")
-    assert not sa.inspect(engine).has_table(VERSION_TABLE) and schema_version(engine, "leaderboard") == 0
+    assert (
+        not sa.inspect(engine).has_table(VERSION_TABLE)
+        and schema_version(engine, "leaderboard") == 0
+    )
 
     key = tmp_path / "old.key"
     store = LeaderboardStore(path, secret_file=key)
     assert store.schema_version == 2 == schema_version(engine, "leaderboard")
-    assert store.dump() == rows                     # every row as it was; the secret row gone
-    assert [e.public_dict() for e in store.entries(with_events=True)] == \
-        [e.public_dict() for e in ref.entries(with_events=True)]
+    assert store.dump() == rows  # every row as it was; the secret row gone
+    assert [e.public_dict() for e in store.entries(with_events=True)] == [
+        e.public_dict() for e in ref.entries(with_events=True)
+    ]
     assert store.entry(1).status == "VERIFIED" and store.authenticate(token) == "bob"
     assert key.read_text().strip() == OLD_SECRET.hex() and store.heldout_secret() == OLD_SECRET
     # the store works on: a second submission lands next to the migrated one
@@ -98,7 +102,11 @@ def test_old_store_is_migrated_with_its_entries_intact(tmp_path: Path) -> None:
     # idempotent: opening again changes nothing
     before = LeaderboardStore(path, secret_file=key).dump()
     again = LeaderboardStore(path, secret_file=key)
-    assert again.schema_version == 2 and again.dump() == before and again.heldout_secret() == OLD_SECRET
+    assert (
+        again.schema_version == 2
+        and again.dump() == before
+        and again.heldout_secret() == OLD_SECRET
+    )
 
 
 def test_old_store_with_a_conflicting_secret_opens_but_refuses_to_verify(tmp_path: Path) -> None:
@@ -108,7 +116,9 @@ def test_old_store_with_a_conflicting_secret_opens_but_refuses_to_verify(tmp_pat
     path = _old_store(tmp_path / "old.db", {}, OLD_SECRET)
     store = LeaderboardStore(path, secret_file=key)
     assert store.schema_version == 2
-    assert store.dump()["icml26_lb_settings"] == [("heldout_secret", OLD_SECRET.hex())]  # kept, not lost
+    assert store.dump()["icml26_lb_settings"] == [
+        ("heldout_secret", OLD_SECRET.hex())
+    ]  # kept, not lost
     with pytest.raises(RuntimeError, match="differs"):
         store.heldout_secret()
 
@@ -126,7 +136,9 @@ def test_read_only_old_store_opens_unmigrated_with_a_warning(tmp_path: Path) -> 
 def test_store_newer_than_the_code_is_refused(tmp_path: Path) -> None:
     store = LeaderboardStore(tmp_path / "lb.db", secret_file=tmp_path / "k")
     with store.engine.begin() as conn:
-        conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version = 99 WHERE component = 'leaderboard'"))
+        conn.execute(
+            sa.text(f"UPDATE {VERSION_TABLE} SET version = 99 WHERE component = 'leaderboard'")
+        )
     store.close()
     with pytest.raises(RuntimeError, match="schema version 99, newer than this code's 2"):
         LeaderboardStore(tmp_path / "lb.db", secret_file=tmp_path / "k")

@@ -15,28 +15,41 @@ from icml26.leaderboards.store import LeaderboardStore
 from icml26.protocol import Budget, Metric, Task
 
 REF_TASK = Task(
-    id="testing/ref-reach", version=0, family="tutorial", env_id="icml26/PointReach-v0",
+    id="testing/ref-reach",
+    version=0,
+    family="tutorial",
+    env_id="icml26/PointReach-v0",
     run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(Metric("return", "max"), Metric("success_rate", "max", 0, 1), Metric("episode_length", "min")),
-    primary_metric="return", budget=Budget(), seeds=(0, 1), eval_episodes=1,
+    metrics=(
+        Metric("return", "max"),
+        Metric("success_rate", "max", 0, 1),
+        Metric("episode_length", "min"),
+    ),
+    primary_metric="return",
+    budget=Budget(),
+    seeds=(0, 1),
+    eval_episodes=1,
 )
 benchmarks.register_task(REF_TASK)
 
 
 def test_build_verify_and_load(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    benchmarks.run([TrialSpec(REF_TASK.id, 0, a, {}, s) for a in ("point-pd", "random") for s in (0, 1)]
-                   + [TrialSpec(REF_TASK.id, 0, "random", {"unused": 1}, 0)],        # incomplete: left out
-                   store=db, progress=False)
+    benchmarks.run(
+        [TrialSpec(REF_TASK.id, 0, a, {}, s) for a in ("point-pd", "random") for s in (0, 1)]
+        + [TrialSpec(REF_TASK.id, 0, "random", {"unused": 1}, 0)],  # incomplete: left out
+        store=db,
+        progress=False,
+    )
     folder = tmp_path / "ref"
     paths = reference.build(db, folder, tasks=[REF_TASK.id], prov={"commit": "abc"})
     assert sorted(p.name.split("-")[0] for p in paths) == ["point", "random"]
     man = reference.manifest(folder)
     assert len(man["bundles"]) == 2 and all(b["verification"] is None for b in man["bundles"])
     with LeaderboardStore(tmp_path / "lb.db") as lb:
-        assert reference.load_into(lb, folder) == []        # nothing verified yet: nothing loaded
+        assert reference.load_into(lb, folder) == []  # nothing verified yet: nothing loaded
     records = reference.verify(folder, prov={"commit": "abc"})
-    assert reference.verify(folder) == []                   # already verified: nothing re-run
+    assert reference.verify(folder) == []  # already verified: nothing re-run
     for rec in records:
         task_rec = rec["verification"]["tasks"][f"{REF_TASK.id}@v0"]
         assert rec["verification"]["agree"] and task_rec["max_seed_difference"] == 0.0
@@ -45,11 +58,15 @@ def test_build_verify_and_load(tmp_path: Path) -> None:
         ids = reference.load_into(lb, folder)
         assert len(ids) == 2
         entries = lb.entries()
-        assert {e.status for e in entries} == {"VERIFIED"} and {e.submitter for e in entries} == {"reference"}
+        assert {e.status for e in entries} == {"VERIFIED"} and {e.submitter for e in entries} == {
+            "reference"
+        }
         assert "re-run of its 2 seeds at commit abc" in entries[0].reason
-        assert reference.load_into(lb, folder) == []        # idempotent
+        assert reference.load_into(lb, folder) == []  # idempotent
     text = reference.overview(folder)
-    assert "## testing/ref-reach@v0" in text and text.index("| point-pd |") < text.index("| random |")
+    assert "## testing/ref-reach@v0" in text and text.index("| point-pd |") < text.index(
+        "| random |"
+    )
     assert text.count("re-run agrees") == 2
     # a bundle altered after verification is refused
     p = folder / man["bundles"][0]["file"]
@@ -66,8 +83,19 @@ def test_shipped_reference_bundles_match_their_manifest() -> None:
         bundle = json.loads((reference.REFERENCE_DIR / b["file"]).read_text())
         assert content_hash(bundle) == b["content_hash"] == bundle["content_hash"], b["file"]
         ver = b["verification"]
-        assert ver is not None and ver["agree"] and ver["commit"], f"{b['file']}: not verified by re-run"
-        for key, t in ver["tasks"].items():   # every seed re-ran, and the IQM agrees within the task's tolerance
-            assert t["rerun_finished"] == t["n_seeds"] == len([r for r in bundle["results"]
-                                                               if f"{r['task_id']}@v{r['task_version']}" == key])
-            assert abs(t["rerun_iqm"] - t["submitted_iqm"]) <= t["tolerance"] * abs(t["submitted_iqm"])
+        assert ver is not None and ver["agree"] and ver["commit"], (
+            f"{b['file']}: not verified by re-run"
+        )
+        for key, t in ver[
+            "tasks"
+        ].items():  # every seed re-ran, and the IQM agrees within the task's tolerance
+            assert (
+                t["rerun_finished"]
+                == t["n_seeds"]
+                == len(
+                    [r for r in bundle["results"] if f"{r['task_id']}@v{r['task_version']}" == key]
+                )
+            )
+            assert abs(t["rerun_iqm"] - t["submitted_iqm"]) <= t["tolerance"] * abs(
+                t["submitted_iqm"]
+            )

@@ -27,7 +27,9 @@ MAX_BODY = 300_000
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, LeaderboardStore, dict[str, str]]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, LeaderboardStore, dict[str, str]]]:
     store = LeaderboardStore(tmp_path_factory.mktemp("lbs") / "lb.db")
     tokens = {n: store.create_token(n) for n in ("alice", "bob", "carol", "dave", "eve")}
     store.revoke_token("eve")
@@ -49,11 +51,16 @@ def test_leaderboard_concurrent_submissions_stored_exactly_once(served: Any) -> 
     jobs: list[tuple[str, dict[str, str], bytes]] = []
     for i, b in enumerate(distinct):
         jobs.append((f"b{i}", _auth(tokens[users[i % 4]]), json.dumps(b).encode()))
-    for i, b in enumerate(distinct[:8]):            # the same bundle again, at the same time
+    for i, b in enumerate(distinct[:8]):  # the same bundle again, at the same time
         jobs.append((f"b{i}", _auth(tokens[users[(i + 1) % 4]]), json.dumps(b).encode()))
     body = json.dumps(distinct[0]).encode()
-    for hdr in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic YWxpY2U6cHc="},
-                {"Authorization": f"Bearer {tokens['eve']}"}, {"Authorization": tokens["alice"]}):
+    for hdr in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": "Basic YWxpY2U6cHc="},
+        {"Authorization": f"Bearer {tokens['eve']}"},
+        {"Authorization": tokens["alice"]},
+    ):
         jobs.append(("unauthorized", hdr, body))
     for _ in range(4):
         jobs.append(("oversized", _auth(tokens["alice"]), b" " * (MAX_BODY + 5000)))
@@ -61,8 +68,9 @@ def test_leaderboard_concurrent_submissions_stored_exactly_once(served: Any) -> 
     async def fire() -> list[httpx.Response]:
         limits = httpx.Limits(max_connections=len(jobs), max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-            return await asyncio.gather(*(client.post("/api/submissions", content=c, headers=h)
-                                          for _, h, c in jobs))
+            return await asyncio.gather(
+                *(client.post("/api/submissions", content=c, headers=h) for _, h, c in jobs)
+            )
 
     responses = asyncio.run(fire())
     by_kind: dict[str, list[httpx.Response]] = defaultdict(list)
@@ -101,7 +109,7 @@ def test_leaderboard_validation_errors_as_json(served: Any) -> None:
     assert r.status_code == 422
     errs = {e["field"]: e["message"] for e in r.json()["errors"]}
     assert "outside the metric's documented range" in errs["results[0].metrics.success_rate"]
-    assert "content_hash" in errs                     # altered after hashing
+    assert "content_hash" in errs  # altered after hashing
     assert store.dump() == before
     r = httpx.post(f"{url}/api/submissions", content=b"{not json", headers=_auth(tokens["bob"]))
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "bundle"
@@ -122,12 +130,17 @@ def test_leaderboard_rate_limit_per_token(tmp_path: Path) -> None:
     store = LeaderboardStore(tmp_path / "lb.db")
     t1, t2 = store.create_token("one"), store.create_token("two")
     with running_server(create_app(store, rate_limit=(2, 3600), reps=100)) as url:
-        codes = [httpx.post(f"{url}/api/submissions", content=b"{}", headers=_auth(t1)).status_code
-                 for _ in range(3)]
+        codes = [
+            httpx.post(f"{url}/api/submissions", content=b"{}", headers=_auth(t1)).status_code
+            for _ in range(3)
+        ]
         assert codes == [422, 422, 429]
         r = httpx.post(f"{url}/api/submissions", content=b"{}", headers=_auth(t1))
         assert r.status_code == 429 and int(r.headers["retry-after"]) > 3500
-        assert httpx.post(f"{url}/api/submissions", content=b"{}", headers=_auth(t2)).status_code == 422
+        assert (
+            httpx.post(f"{url}/api/submissions", content=b"{}", headers=_auth(t2)).status_code
+            == 422
+        )
 
 
 def test_leaderboard_api_and_pages(served: Any) -> None:
@@ -136,13 +149,15 @@ def test_leaderboard_api_and_pages(served: Any) -> None:
     b["description"] = "<script>document.title='pwned'</script> & <b>bold</b>"
     from leaderboard_helpers import rehash
 
-    r = httpx.post(f"{url}/api/submissions", content=json.dumps(rehash(b)), headers=_auth(tokens["dave"]))
+    r = httpx.post(
+        f"{url}/api/submissions", content=json.dumps(rehash(b)), headers=_auth(tokens["dave"])
+    )
     assert r.status_code == 201, r.text
     eid = r.json()["entry_ids"][0]
     c = httpx.Client(base_url=url, timeout=120)
     tasks = c.get("/api/tasks").json()
     row = next(t for t in tasks if t["task_id"] == "tutorial/point-reach")
-    assert row["n_pending"] >= 1 and row["leader"] is None      # nothing verified yet
+    assert row["n_pending"] >= 1 and row["leader"] is None  # nothing verified yet
     ranking = c.get("/api/tasks/tutorial/point-reach").json()
     assert ranking["task_key"] == "tutorial/point-reach@v0" and not ranking["verified"]
     assert any(x["entry_id"] == eid for x in ranking["unverified"])
@@ -151,7 +166,9 @@ def test_leaderboard_api_and_pages(served: Any) -> None:
     assert entry["description"] == b["description"] and entry["submitter"] == "dave"
     assert c.get("/api/entries/999999").status_code == 404
     assert c.get("/api/entries?status=BOGUS").status_code == 422
-    listed = c.get("/api/entries", params={"task": "tutorial/point-reach", "status": "PENDING"}).json()
+    listed = c.get(
+        "/api/entries", params={"task": "tutorial/point-reach", "status": "PENDING"}
+    ).json()
     assert eid in [e["id"] for e in listed]
     # pages: the same static site, escaped, with a strict CSP
     r = c.get("/", follow_redirects=True)
@@ -162,7 +179,12 @@ def test_leaderboard_api_and_pages(served: Any) -> None:
     assert "&amp; &lt;b&gt;bold&lt;/b&gt;" in page
     assert c.get("/tasks/tutorial.point-reach.v0.html").status_code == 200
     assert c.get("/assets/sort.js").headers["content-type"].startswith("text/javascript")
-    for bad in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/.icml26-leaderboard-site", "/nope.html"):
+    for bad in (
+        "/../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/.icml26-leaderboard-site",
+        "/nope.html",
+    ):
         assert c.get(bad).status_code == 404, bad
 
 
@@ -188,10 +210,14 @@ def test_huge_integer_literal_is_a_422_naming_the_field(served: Any) -> None:
 def test_bad_queries_are_4xx_not_500(served: Any) -> None:
     url, _, _ = served
     c = httpx.Client(base_url=url, timeout=60)
-    for path, code in [("/api/entries?task=x@vbad", 400), ("/api/entries?task=tutorial/point-reach@v-1", 400),
-                       ("/api/tasks/tutorial/point-reach@vbad", 400),
-                       ("/api/entries/99999999999999999999999", 404), ("/api/entries/-5", 404),
-                       ("/api/entries/9223372036854775807", 404)]:
+    for path, code in [
+        ("/api/entries?task=x@vbad", 400),
+        ("/api/entries?task=tutorial/point-reach@v-1", 400),
+        ("/api/tasks/tutorial/point-reach@vbad", 400),
+        ("/api/entries/99999999999999999999999", 404),
+        ("/api/entries/-5", 404),
+        ("/api/entries/9223372036854775807", 404),
+    ]:
         r = c.get(path)
         assert r.status_code == code, (path, r.status_code, r.text)
     assert c.get("/api/entries?task=tutorial/point-reach@v0").status_code == 200
@@ -239,12 +265,23 @@ def test_read_only_store_serves_every_get(tmp_path: Path) -> None:
         assert tasks.status_code == 200
         row = next(t for t in tasks.json() if t["task_id"] == "tutorial/point-reach")
         assert row["n_verified"] == 1 and row["leader"]["entry_id"] == eid
-        for path in ("/api/tasks/tutorial/point-reach", "/api/entries", f"/api/entries/{eid}",
-                     "/index.html", f"/entries/{eid}.html", "/tasks/tutorial.point-reach.v0.html"):
+        for path in (
+            "/api/tasks/tutorial/point-reach",
+            "/api/entries",
+            f"/api/entries/{eid}",
+            "/index.html",
+            f"/entries/{eid}.html",
+            "/tasks/tutorial.point-reach.v0.html",
+        ):
             assert c.get(path).status_code == 200, path
-        r = c.post("/api/submissions", content=json.dumps(variant(valid_bundle("point-pd"), 952)),
-                   headers=_auth(token))
-        assert r.status_code == 503 and "read-only" in r.json()["error"] and r.headers["retry-after"]
+        r = c.post(
+            "/api/submissions",
+            content=json.dumps(variant(valid_bundle("point-pd"), 952)),
+            headers=_auth(token),
+        )
+        assert (
+            r.status_code == 503 and "read-only" in r.json()["error"] and r.headers["retry-after"]
+        )
 
 
 def _free_port() -> int:
@@ -268,8 +305,12 @@ def test_cold_server_stores_every_valid_concurrent_submission_once(tmp_path: Pat
     bodies.append(json.dumps(rehash(foreign)).encode())
     port = _free_port()
     code = f"from icml26.leaderboards.server import serve; serve({str(db)!r}, port={port})"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
@@ -285,8 +326,12 @@ def test_cold_server_stores_every_valid_concurrent_submission_once(tmp_path: Pat
         async def fire() -> list[httpx.Response]:
             limits = httpx.Limits(max_connections=16, max_keepalive_connections=0)
             async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-                return await asyncio.gather(*(client.post("/api/submissions", content=b, headers=_auth(token))
-                                              for b in bodies))
+                return await asyncio.gather(
+                    *(
+                        client.post("/api/submissions", content=b, headers=_auth(token))
+                        for b in bodies
+                    )
+                )
 
         responses = asyncio.run(fire())
     finally:
@@ -295,8 +340,10 @@ def test_cold_server_stores_every_valid_concurrent_submission_once(tmp_path: Pat
     codes = [r.status_code for r in responses]
     assert codes[:15] == [201] * 15, [r.text for r in responses if r.status_code != 201][:2]
     assert codes[15] == 422
-    assert any(e["field"] == "agent.entry_point" and "registered agent" in e["message"]
-               for e in responses[15].json()["errors"]), responses[15].json()
+    assert any(
+        e["field"] == "agent.entry_point" and "registered agent" in e["message"]
+        for e in responses[15].json()["errors"]
+    ), responses[15].json()
     entries = store.entries()
     assert len(entries) == 15 and len({e.content_hash for e in entries}) == 15
     assert sorted(e.name for e in entries) == sorted(f"cold {i}" for i in range(15))

@@ -79,7 +79,7 @@ def test_leaderboard_site_files_and_links(site: Any) -> None:
     pages = sorted(out.rglob("*.html"))
     names = {p.relative_to(out).as_posix() for p in pages}
     assert "index.html" in names
-    for t in benchmarks.list_tasks():       # every registered task has a page, even without entries
+    for t in benchmarks.list_tasks():  # every registered task has a page, even without entries
         assert f"tasks/{task_slug(t.key)}.html" in names
     assert {f"entries/{i}.html" for i in ids.values()} <= names
     for stem in ("figures/task-tutorial.point-reach.v0", "figures/profile-tutorial"):
@@ -88,12 +88,14 @@ def test_leaderboard_site_files_and_links(site: Any) -> None:
     for page in pages:
         for link in parse(page).links:
             if link.startswith(("http://", "https://")):
-                continue                              # an entry's own link to its paper/code
+                continue  # an entry's own link to its paper/code
             assert not link.startswith("/"), f"{page}: absolute link {link}"
             target = (page.parent / link.split("#")[0]).resolve()
             assert target.is_file(), f"{page.relative_to(out)} links to missing {link}"
-    data = json.loads((out / "data" / "leaderboard.json").read_text(),
-                      parse_constant=lambda c: pytest.fail(f"non-finite {c} in leaderboard.json"))
+    data = json.loads(
+        (out / "data" / "leaderboard.json").read_text(),
+        parse_constant=lambda c: pytest.fail(f"non-finite {c} in leaderboard.json"),
+    )
     tut = next(r for r in data["rankings"] if r["task_id"] == "tutorial/point-reach")
     assert [r["entry_id"] for r in tut["verified"]] == [ids["pd"], ids["random"]]
 
@@ -105,11 +107,17 @@ def test_leaderboard_site_tables_by_status(site: Any) -> None:
     assert [r[1].split()[0] for r in ranking] == [f"#{ids['pd']}", f"#{ids['random']}"]
     assert [r[0] for r in ranking] == ["1", "2"]
     assert ranking[0][5] == "leader" and ranking[1][5] == "no"
-    assert ranking[0][6].startswith("1.00")            # PD beats random on every pair of seeds
+    assert ranking[0][6].startswith("1.00")  # PD beats random on every pair of seeds
     assert [r[1].split()[0] for r in page.tables["unverified"]] == [f"#{ids['soft']}"]
     closed = {r[0]: r for r in page.tables["closed"]}
-    assert closed[f"#{ids['inflated']}"][2] == "REJECTED" and "> allowed" in closed[f"#{ids['inflated']}"][3]
-    assert closed[f"#{ids['crash']}"][2] == "FAILED" and "CrashingAgent crashed" in closed[f"#{ids['crash']}"][3]
+    assert (
+        closed[f"#{ids['inflated']}"][2] == "REJECTED"
+        and "> allowed" in closed[f"#{ids['inflated']}"][3]
+    )
+    assert (
+        closed[f"#{ids['crash']}"][2] == "FAILED"
+        and "CrashingAgent crashed" in closed[f"#{ids['crash']}"][3]
+    )
     index = parse(out / "index.html")
     assert len(index.tables["entries-table"]) == len(ids)
     assert index.tables["aggregate-tutorial"][0][0] == "PD controller"
@@ -119,8 +127,11 @@ def test_leaderboard_site_escapes_and_keeps_secrets(site: Any) -> None:
     out, store, ids = site
     html = (out / "entries" / f"{ids['soft']}.html").read_text()
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
-    everything = "\n".join(p.read_text(encoding="utf-8", errors="replace")
-                           for p in out.rglob("*") if p.is_file() and p.suffix in (".html", ".json", ".svg"))
+    everything = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in out.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".json", ".svg")
+    )
     assert "<script>alert" not in everything
     seeds = heldout_seeds(benchmarks.get_task("tutorial/point-reach"), store.heldout_secret())
     for s in seeds:
@@ -129,8 +140,13 @@ def test_leaderboard_site_escapes_and_keeps_secrets(site: Any) -> None:
     # provenance on the entry page
     pd = (out / "entries" / f"{ids['pd']}.html").read_text()
     e = store.entry(ids["pd"])
-    for needle in (e.content_hash, "icml26.agents.tutorial.pd:PDController", "icml26-gym==", "VERIFIED",
-                   "held-out seeds"):
+    for needle in (
+        e.content_hash,
+        "icml26.agents.tutorial.pd:PDController",
+        "icml26-gym==",
+        "VERIFIED",
+        "held-out seeds",
+    ):
         assert needle in pd, needle
 
 
@@ -140,7 +156,7 @@ def test_leaderboard_render_refuses_foreign_directory(site: Any, tmp_path: Path)
     with pytest.raises(ValueError, match="not empty"):
         render_site(store, tmp_path, reps=300)
     assert (tmp_path / "mine.txt").read_text() == "keep me"
-    render_site(store, out, reps=300)          # over its own previous output: fine
+    render_site(store, out, reps=300)  # over its own previous output: fine
     assert (out / "index.html").is_file()
 
 
@@ -150,6 +166,6 @@ def test_leaderboard_figure_cache_reuses_unchanged_figures(site: Any, tmp_path: 
     cache.mkdir()
     a = render_site(store, tmp_path / "a", reps=300, figure_cache=cache)
     b = render_site(store, tmp_path / "b", reps=300, figure_cache=cache)
-    assert len(list(cache.iterdir())) == 2                 # one task figure, one profile view
+    assert len(list(cache.iterdir())) == 2  # one task figure, one profile view
     for name in ("task-tutorial.point-reach.v0.png", "profile-tutorial.svg"):
         assert (a / "figures" / name).read_bytes() == (b / "figures" / name).read_bytes()

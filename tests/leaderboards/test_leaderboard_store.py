@@ -18,7 +18,9 @@ from icml26.leaderboards.validate import LIMITS, SubmissionInvalid
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LeaderboardStore]:
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LeaderboardStore]:
     monkeypatch.delenv(SECRET_ENV, raising=False)
     if request.param == "sqlite":
         s = LeaderboardStore(tmp_path / "lb.db")
@@ -35,20 +37,33 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_leaderboard_store_lifecycle(store: LeaderboardStore) -> None:
-    b = valid_bundle("point-pd", name="n" * LIMITS["name"], authors="a" * LIMITS["authors"],
-                     url="https://example.org/" + "u" * (LIMITS["url"] - 20),
-                     description="d\n" * (LIMITS["description"] // 2))
+    b = valid_bundle(
+        "point-pd",
+        name="n" * LIMITS["name"],
+        authors="a" * LIMITS["authors"],
+        url="https://example.org/" + "u" * (LIMITS["url"] - 20),
+        description="d\n" * (LIMITS["description"] // 2),
+    )
     r = store.submit(b, submitter="alice")
     (eid,) = r.entry_ids
     e = store.entry(eid)
-    assert (e.name, e.authors, e.url, e.description) == (b["name"], b["authors"], b["url"], b["description"])
+    assert (e.name, e.authors, e.url, e.description) == (
+        b["name"],
+        b["authors"],
+        b["url"],
+        b["description"],
+    )
     assert e.status == "PENDING" and e.submitter == "alice" and e.content_hash == b["content_hash"]
     assert [t.seed for t in e.trials] == [0, 1, 2, 3, 4]
     rev = store.revision()
     store.set_status(eid, "REJECTED", "re-run disagreed", verification={"agrees": False})
     assert store.revision() > rev
     e = store.entry(eid)
-    assert (e.status, e.reason, e.verification) == ("REJECTED", "re-run disagreed", {"agrees": False})
+    assert (e.status, e.reason, e.verification) == (
+        "REJECTED",
+        "re-run disagreed",
+        {"agrees": False},
+    )
     assert [ev["status"] for ev in e.events] == ["PENDING", "REJECTED"]
     assert [x.id for x in store.entries(task="tutorial/point-reach@v0", status="REJECTED")] == [eid]
     assert store.entries(status="VERIFIED") == []
@@ -72,7 +87,7 @@ def test_leaderboard_store_rejection_changes_nothing(store: LeaderboardStore) ->
 def test_leaderboard_store_concurrent_submits(store: LeaderboardStore) -> None:
     base = valid_bundle("point-pd")
     bundles = [variant(base, i) for i in range(12)]
-    jobs = bundles + bundles[:6]                      # six sent twice
+    jobs = bundles + bundles[:6]  # six sent twice
     outcomes: list[tuple[str, str]] = []
     lock = threading.Lock()
     barrier = threading.Barrier(len(jobs))
@@ -95,7 +110,9 @@ def test_leaderboard_store_concurrent_submits(store: LeaderboardStore) -> None:
     for b in bundles:
         mine = sorted(res for h, res in outcomes if h == b["content_hash"])
         assert mine.count("ok") == 1 and set(mine) <= {"ok", "duplicate"}, mine
-    assert store.counts()["icml26_lb_entries"] == 12 == len({e.content_hash for e in store.entries()})
+    assert (
+        store.counts()["icml26_lb_entries"] == 12 == len({e.content_hash for e in store.entries()})
+    )
 
 
 def test_leaderboard_store_tokens_secret_memo(store: LeaderboardStore) -> None:
@@ -110,7 +127,7 @@ def test_leaderboard_store_tokens_secret_memo(store: LeaderboardStore) -> None:
         store.create_token("bad name!")
     store.revoke_token("bob")
     assert store.authenticate(token) is None
-    new = store.create_token("bob")                    # a revoked name can be reused
+    new = store.create_token("bob")  # a revoked name can be reused
     assert store.authenticate(new) == "bob" and store.authenticate(token) is None
     with pytest.raises(KeyError):
         store.revoke_token("nobody")
@@ -119,7 +136,7 @@ def test_leaderboard_store_tokens_secret_memo(store: LeaderboardStore) -> None:
     assert len(secret) == 32 and store.heldout_secret() == secret
     calls = []
     assert store.memo("k", [1, 2], lambda: calls.append(1) or {"v": 3}) == {"v": 3}
-    store._memo.clear()                                 # a new process: read back from the table
+    store._memo.clear()  # a new process: read back from the table
     assert store.memo("k", [1, 2], lambda: calls.append(1) or {"v": 4}) == {"v": 3}
     assert calls == [1]
 
@@ -137,30 +154,52 @@ def _two_task_bundle(monkeypatch: pytest.MonkeyPatch) -> dict:
     from icml26 import benchmarks
     from icml26.protocol import Metric, Task
 
-    benchmarks.get_task("tutorial/point-reach")        # load the registry first
-    extra = Task(id="lbtest/synthetic", version=0, family="lbtest", env_id="icml26/PointReach-v0",
-                 run_trial="icml26.benchmarks.generic:run_trial", metrics=(Metric("score", "max", 0, 1),),
-                 primary_metric="score", seeds=(0, 1, 2))
+    benchmarks.get_task("tutorial/point-reach")  # load the registry first
+    extra = Task(
+        id="lbtest/synthetic",
+        version=0,
+        family="lbtest",
+        env_id="icml26/PointReach-v0",
+        run_trial="icml26.benchmarks.generic:run_trial",
+        metrics=(Metric("score", "max", 0, 1),),
+        primary_metric="score",
+        seeds=(0, 1, 2),
+    )
     monkeypatch.setitem(benchmarks._tasks, extra.id, extra)
     monkeypatch.setitem(benchmarks._tasks, extra.key, extra)
     b = valid_bundle("point-pd")
     b["tasks"][extra.id] = 0
     template = b["results"][0]
     for s in extra.seeds:
-        b["results"].append({**template, "task_id": extra.id, "seed": s, "metrics": {"score": 0.5 + s / 10},
-                             "scores": [], "task_hash": getattr(extra, "definition_hash", "")})
+        b["results"].append(
+            {
+                **template,
+                "task_id": extra.id,
+                "seed": s,
+                "metrics": {"score": 0.5 + s / 10},
+                "scores": [],
+                "task_hash": getattr(extra, "definition_hash", ""),
+            }
+        )
     return rehash(b)
 
 
-def test_leaderboard_store_multi_task_bundle(store: LeaderboardStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_store_multi_task_bundle(
+    store: LeaderboardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     r = store.submit(_two_task_bundle(monkeypatch))
-    assert len(r.entry_ids) == 2 and sorted(r.tasks) == ["lbtest/synthetic@v0", "tutorial/point-reach@v0"]
+    assert len(r.entry_ids) == 2 and sorted(r.tasks) == [
+        "lbtest/synthetic@v0",
+        "tutorial/point-reach@v0",
+    ]
     syn = store.entries(task="lbtest/synthetic")
     assert len(syn) == 1 and syn[0].values("score") == [0.5, 0.6, 0.7]
     assert {e.submission_id for e in store.entries()} == {r.submission_id}
 
 
-def test_leaderboard_store_all_or_nothing(store: LeaderboardStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_store_all_or_nothing(
+    store: LeaderboardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A failure inside the transaction (here: the history table vanishes after the submission
     and the first entry are inserted) leaves no trace of the submission."""
     import sqlalchemy as sa
@@ -170,12 +209,15 @@ def test_leaderboard_store_all_or_nothing(store: LeaderboardStore, monkeypatch: 
     bundle = _two_task_bundle(monkeypatch)
     before = store.dump()
     original = store_mod.events_table
-    broken = sa.Table("icml26_lb_no_such_table", sa.MetaData(),
-                      *[sa.Column(c.name, c.type) for c in original.columns])
+    broken = sa.Table(
+        "icml26_lb_no_such_table",
+        sa.MetaData(),
+        *[sa.Column(c.name, c.type) for c in original.columns],
+    )
     monkeypatch.setattr(store_mod, "events_table", broken)
     with pytest.raises(sa.exc.DBAPIError):
         store.submit(bundle)
     monkeypatch.setattr(store_mod, "events_table", original)
     assert store.dump() == before
-    store.submit(bundle)                                  # and it goes through once repaired
+    store.submit(bundle)  # and it goes through once repaired
     assert store.counts()["icml26_lb_entries"] == 2

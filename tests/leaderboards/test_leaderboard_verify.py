@@ -37,8 +37,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LeaderboardStore:
 def test_leaderboard_heldout_seeds_from_secret() -> None:
     task = benchmarks.get_task(TASK_ID)
     a = heldout_seeds(task, b"secret-a")
-    assert a == heldout_seeds(task, b"secret-a")                  # reproducible
-    assert a != heldout_seeds(task, b"secret-b")                  # depends on the secret
+    assert a == heldout_seeds(task, b"secret-a")  # reproducible
+    assert a != heldout_seeds(task, b"secret-b")  # depends on the secret
     assert len(a) == len(set(a)) == len(task.seeds)
     assert not set(a) & set(task.seeds)
     assert all(0 <= s < 2**31 for s in a)
@@ -49,7 +49,9 @@ def test_leaderboard_heldout_seeds_from_secret() -> None:
         heldout_seeds(task, b"")
 
 
-def test_leaderboard_secret_kept_outside_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_secret_kept_outside_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
     s1 = LeaderboardStore(tmp_path / "lb.db").heldout_secret()
     assert len(s1) == 32 and s1 == LeaderboardStore(tmp_path / "lb.db").heldout_secret()
@@ -74,7 +76,9 @@ def test_leaderboard_secret_kept_outside_store(tmp_path: Path, monkeypatch: pyte
     assert LeaderboardStore(tmp_path / "lb.db").heldout_secret() == b"from-the-environment"
 
 
-def test_leaderboard_secret_migrates_out_of_old_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_secret_migrates_out_of_old_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A store written by the previous version kept its secret in the settings table: the
     first use moves it to the file (same seeds as before) and deletes the row."""
     import sqlalchemy as sa
@@ -97,20 +101,23 @@ def test_leaderboard_secret_migrates_out_of_old_store(tmp_path: Path, monkeypatc
         store.heldout_secret()
 
 
-@pytest.mark.parametrize("submitted,rerun,tol,ok", [
-    (100.0, 109.0, 0.1, True),      # 9 <= 0.1 * 109
-    (100.0, 111.2, 0.1, False),     # 11.2 > 11.12
-    (-20.0, -21.9, 0.1, True),      # 1.9 <= 2.19
-    (-20.0, -10.0, 0.1, False),     # a claimed -10 that re-runs at -20
-    (0.0, 0.0, 0.1, True),
-    (1.0, 0.5, 0.5, True),
-])
+@pytest.mark.parametrize(
+    "submitted,rerun,tol,ok",
+    [
+        (100.0, 109.0, 0.1, True),  # 9 <= 0.1 * 109
+        (100.0, 111.2, 0.1, False),  # 11.2 > 11.12
+        (-20.0, -21.9, 0.1, True),  # 1.9 <= 2.19
+        (-20.0, -10.0, 0.1, False),  # a claimed -10 that re-runs at -20
+        (0.0, 0.0, 0.1, True),
+        (1.0, 0.5, 0.5, True),
+    ],
+)
 def test_leaderboard_agreement_rule(submitted: float, rerun: float, tol: float, ok: bool) -> None:
     assert agreement(submitted, rerun, tol)[0] is ok
 
 
 def test_leaderboard_false_rejection_rate() -> None:
-    assert false_rejection_rate([-20.0] * 12, 0.1) == 0.0              # no spread, never rejected
+    assert false_rejection_rate([-20.0] * 12, 0.1) == 0.0  # no spread, never rejected
     # hand-worked, n_seeds=1 from five 1s and five 100s: two draws without replacement differ
     # with probability 2 * (5/10) * (5/9) = 5/9, and |1 - 100| = 99 > 0.1 * 100 rejects each
     rate = false_rejection_rate([1.0] * 5 + [100.0] * 5, 0.1, n_seeds=1, draws=40_000)
@@ -122,8 +129,12 @@ def test_leaderboard_false_rejection_rate() -> None:
 
     v = np.random.default_rng(3).normal(-20, 3, size=40)
     rng = np.random.default_rng(4)
-    loop = np.mean([not agreement(iqm(v[i[:5]]), iqm(v[i[5:]]), 0.1)[0]
-                    for i in (rng.permutation(40)[:10] for _ in range(2000))])
+    loop = np.mean(
+        [
+            not agreement(iqm(v[i[:5]]), iqm(v[i[5:]]), 0.1)[0]
+            for i in (rng.permutation(40)[:10] for _ in range(2000))
+        ]
+    )
     assert false_rejection_rate(v, 0.1) == pytest.approx(loop, abs=0.03)
     assert false_rejection_rate(v, 0.3) < false_rejection_rate(v, 0.1)
     with pytest.raises(ValueError, match="at least 10"):
@@ -169,16 +180,24 @@ def test_leaderboard_inflated_claim_rejected(store: LeaderboardStore) -> None:
 
 def test_leaderboard_unimportable_agent_failed(store: LeaderboardStore) -> None:
     base = valid_bundle("point-pd")
-    for i, (src, needle) in enumerate([({"requirement": "icml26-missing-agent==1.0", "path": None},
-                                        "install it with `pip install 'icml26-missing-agent==1.0'`"),
-                                       ({"requirement": None, "path": "/nonexistent/agent/dir"},
-                                        "does not exist on the verifying machine")]):
+    for i, (src, needle) in enumerate(
+        [
+            (
+                {"requirement": "icml26-missing-agent==1.0", "path": None},
+                "install it with `pip install 'icml26-missing-agent==1.0'`",
+            ),
+            (
+                {"requirement": None, "path": "/nonexistent/agent/dir"},
+                "does not exist on the verifying machine",
+            ),
+        ]
+    ):
         b = copy.deepcopy(base)
         ep = "icml26_missing_agent.mod:Agent"
         b["agent"].update(name=ep, entry_point=ep, **src)
         for r in b["results"]:
             r["agent_name"] = ep
-            r["metrics"]["return"] -= i   # distinct entries
+            r["metrics"]["return"] -= i  # distinct entries
         eid = store.submit(rehash(b)).entry_ids[0]
         e = verify_entry(store, eid, progress=False)
         assert e.status == "FAILED" and needle in e.reason, e.reason
@@ -199,12 +218,14 @@ def test_leaderboard_crashing_agent_failed(store: LeaderboardStore) -> None:
     assert [ev["status"] for ev in e.events] == ["PENDING", "RUNNING", "FAILED"]
 
 
-def test_leaderboard_user_agent_from_local_path(store: LeaderboardStore, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_user_agent_from_local_path(
+    store: LeaderboardStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A user's own agent class in a local directory: bundled with its path, re-run from it."""
     pkg = tmp_path / "userpkg"
     pkg.mkdir()
-    (pkg / "lb_user_agent_mod.py").write_text(textwrap.dedent('''
+    (pkg / "lb_user_agent_mod.py").write_text(
+        textwrap.dedent("""
         import numpy as np
 
         class GentlePD:
@@ -219,15 +240,25 @@ def test_leaderboard_user_agent_from_local_path(store: LeaderboardStore, tmp_pat
             def act(self, observation, info=None):
                 o = np.asarray(observation, dtype=np.float64)
                 return np.clip(self.gain * o[4:6] - 1.2 * o[2:4], -1, 1).astype(np.float32)
-    '''))
+    """)
+    )
     monkeypatch.syspath_prepend(str(pkg))
     ep = "lb_user_agent_mod:GentlePD"
     task = benchmarks.get_task(TASK_ID)
-    results = benchmarks.run(benchmarks.trials_for(task, ep, agent_kwargs={"gain": 1.5}),
-                             store=tmp_path / "res.db", progress=False)
+    results = benchmarks.run(
+        benchmarks.trials_for(task, ep, agent_kwargs={"gain": 1.5}),
+        store=tmp_path / "res.db",
+        progress=False,
+    )
     bundle = make_bundle(results, name="Gentle PD (user class)")
-    assert bundle["agent"] == {"name": ep, "entry_point": ep, "kwargs": {"gain": 1.5}, "version": "7",
-                               "requirement": None, "path": str(pkg)}
+    assert bundle["agent"] == {
+        "name": ep,
+        "entry_point": ep,
+        "kwargs": {"gain": 1.5},
+        "version": "7",
+        "requirement": None,
+        "path": str(pkg),
+    }
     eid = store.submit(bundle).entry_ids[0]
     # the verifier starts without the module imported or on its path, and never imports it
     monkeypatch.delitem(sys.modules, "lb_user_agent_mod")
@@ -247,8 +278,15 @@ def test_leaderboard_sandboxed_trial_equals_local_trial() -> None:
     task = benchmarks.get_task(TASK_ID)
     ep = "icml26.agents.tutorial.pd:PDController"
     isolation: dict = {}
-    outcome, version = run_sandboxed_trial(task, ep, {"kp": 1.5}, 123456, isolation=isolation,
-                                           requirement="icml26-gym==0.1.0", limits=Limits(wall_s=120))
+    outcome, version = run_sandboxed_trial(
+        task,
+        ep,
+        {"kp": 1.5},
+        123456,
+        isolation=isolation,
+        requirement="icml26-gym==0.1.0",
+        limits=Limits(wall_s=120),
+    )
     local = execute_trial(TrialSpec(task.id, task.version, ep, {"kp": 1.5}, 123456))
     assert local.status == "FINISHED"
     assert outcome.metrics == local.metrics and outcome.scores == local.scores

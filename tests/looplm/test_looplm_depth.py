@@ -30,7 +30,9 @@ DEPTH_TASKS = ("looplm/addition-2d-1block",)
 
 def test_permutation_power_hand_case_and_independent_recomputation() -> None:
     g = make_generator("permutation_power", size=5, max_power=3)
-    env = gym.make("icml26/LoopReasoning-v0", task="permutation_power", size=5, max_power=3).unwrapped
+    env = gym.make(
+        "icml26/LoopReasoning-v0", task="permutation_power", size=5, max_power=3
+    ).unwrapped
     env.reset(seed=0)
     p = env.problem
     perm, x, k = p.prompt[:-1].split(" ")
@@ -40,15 +42,27 @@ def test_permutation_power_hand_case_and_independent_recomputation() -> None:
     assert p.answer == str(v) and sorted(perm) == list("01234") and 1 <= int(k) <= 3
     # hand case: p = 3 1 4 0 2, so p(4) = 2, p(2) = 4, p(4) = 2: p^3(4) = 2 and p^2(4) = 4
     g5 = make_generator("permutation_power", size=5, max_power=3, power="max")
-    hits = [q for q in (g5.sample(np.random.default_rng(s)) for s in range(3000)) if q.prompt.startswith("31402 4")]
+    hits = [
+        q
+        for q in (g5.sample(np.random.default_rng(s)) for s in range(3000))
+        if q.prompt.startswith("31402 4")
+    ]
     assert hits and all(q.answer == "2" for q in hits)
     hand = type(p)("31402 4 2=", "4", 4, "permutation_power")
-    assert PermutationPower.depth(hand) == 2 and g.score("4", hand) == 1.0 and g.score("2", hand) == 0.0
+    assert (
+        PermutationPower.depth(hand) == 2
+        and g.score("4", hand) == 1.0
+        and g.score("2", hand) == 0.0
+    )
     rng = np.random.default_rng(1)
     ks = [PermutationPower.depth(g.sample(rng)) for _ in range(300)]
     assert set(ks) == {1, 2, 3}
-    assert {PermutationPower.depth(make_generator("permutation_power", max_power=4, power="max").sample(rng))
-            for _ in range(20)} == {4}
+    assert {
+        PermutationPower.depth(
+            make_generator("permutation_power", max_power=4, power="max").sample(rng)
+        )
+        for _ in range(20)
+    } == {4}
     with pytest.raises(ValueError, match="power"):
         make_generator("permutation_power", power="some")
     with pytest.raises(ValueError, match="size"):
@@ -65,7 +79,9 @@ def test_pointer_chain_answers_follow_the_bindings() -> None:
         v = q
         while not v.isdigit():
             v = binding[v]
-        assert p.answer == v and 1 <= PointerChain.depth(p) <= 3 and len(p.prompt) <= g.max_prompt_len
+        assert (
+            p.answer == v and 1 <= PointerChain.depth(p) <= 3 and len(p.prompt) <= g.max_prompt_len
+        )
     with pytest.raises(ValueError, match="letters"):
         make_generator("pointer_chain", length=9, chains=3)
 
@@ -74,14 +90,20 @@ def _shipped(task_id: str):  # type: ignore[no-untyped-def]
     """The task's warm start as LoopLMAgent builds it; it must come from the shipped checkpoint."""
     t = bm.get_task(task_id)
     u = gym.make(t.env_id, split="train", **t.env_kwargs).unwrapped
-    cfg = LoopConfig(vocab_size=CharTokenizer().vocab_size, n_layers=int(t.budget.extra["n_layers"]))
-    wcfg = WarmStartConfig(steps=int(t.budget.extra["warm_start_steps"]), batch_size=64, lr=3e-3,
-                           beta_entropy=0.05)
+    cfg = LoopConfig(
+        vocab_size=CharTokenizer().vocab_size, n_layers=int(t.budget.extra["n_layers"])
+    )
+    wcfg = WarmStartConfig(
+        steps=int(t.budget.extra["warm_start_steps"]), batch_size=64, lr=3e-3, beta_entropy=0.05
+    )
     key = {"task": u.task_name, **u.generator.config(), "test_fraction": u.sampler.test_fraction}
-    model, info = cached_warm_start(cfg, u.sampler, wcfg, int(t.budget.extra["warm_start_seed"]), key,
-                                    progress=False)
+    model, info = cached_warm_start(
+        cfg, u.sampler, wcfg, int(t.budget.extra["warm_start_seed"]), key, progress=False
+    )
     if not info["cached"] or not info["path"].startswith(str(SHIPPED)):
-        pytest.fail(f"{task_id}: no shipped calibrated checkpoint (run experiments/looplm.py calibrate)")
+        pytest.fail(
+            f"{task_id}: no shipped calibrated checkpoint (run experiments/looplm.py calibrate)"
+        )
     return t, u, model
 
 
@@ -90,8 +112,10 @@ def test_shipped_warm_start_is_in_the_band_and_its_accuracy_rises_with_depth(tas
     t, u, model = _shipped(task_id)
     test = ProblemSampler(u.generator, "test", u.sampler.test_fraction).batch(400, 2024)
     pol = LoopedPolicy(model)
-    per_loop = [decode_and_score(pol, test, lambda p: p.prompt, u.score, u.max_answer_len + 2, loop=k)[0]
-                for k in range(1, model.n_loops + 1)]
+    per_loop = [
+        decode_and_score(pol, test, lambda p: p.prompt, u.score, u.max_answer_len + 2, loop=k)[0]
+        for k in range(1, model.n_loops + 1)
+    ]
     acc = [float(r.mean()) for r in per_loop]
     assert 0.3 <= acc[-1] <= 0.7, acc  # the band RL needs (groups with reward spread)
     assert acc[-1] >= acc[0] + 0.1, acc  # loop 4 clearly beats loop 1 at equal parameters
@@ -102,9 +126,15 @@ def test_shipped_warm_start_is_in_the_band_and_its_accuracy_rises_with_depth(tas
 def test_grpo_clip_is_active_in_one_update_of_the_task_configuration(task_id: str) -> None:
     t, u, model = _shipped(task_id)
     ex = t.budget.extra
-    cfg = RLConfig(algo="grpo", prompts_per_step=int(ex["prompts_per_step"]), group_size=int(ex["group_size"]),
-                   minibatches=int(ex["minibatches"]), updates_per_batch=int(ex["updates_per_batch"]),
-                   lr=float(ex["lr"]), max_new_tokens=u.max_answer_len + 2)
+    cfg = RLConfig(
+        algo="grpo",
+        prompts_per_step=int(ex["prompts_per_step"]),
+        group_size=int(ex["group_size"]),
+        minibatches=int(ex["minibatches"]),
+        updates_per_batch=int(ex["updates_per_batch"]),
+        lr=float(ex["lr"]),
+        max_new_tokens=u.max_answer_len + 2,
+    )
     s = LoopRLTrainer(LoopedPolicy(model), problem_source(u), cfg, seed=0).step()
     assert s["clip_frac"] > 0.0  # some ratio left [1 - eps, 1 + eps] within the update
     assert s["zero_spread_frac"] < 1.0
@@ -114,12 +144,28 @@ def test_calibration_saves_the_chosen_step_under_the_warm_start_key(tmp_path) ->
     gen = make_generator("counting", length=2, alphabet="ab")
     sampler = ProblemSampler(gen, "train")
     val = sampler.batch(32, 5)
-    cfg = LoopConfig(vocab_size=CharTokenizer().vocab_size, d_model=16, n_heads=2, n_layers=1, n_loops=2,
-                     max_len=32)
+    cfg = LoopConfig(
+        vocab_size=CharTokenizer().vocab_size,
+        d_model=16,
+        n_heads=2,
+        n_layers=1,
+        n_loops=2,
+        max_len=32,
+    )
     wcfg = WarmStartConfig(steps=30, batch_size=8, lr=1e-2, warmup=2)
     key = {"task": "counting", **gen.config()}
-    out = calibrate_warm_start(cfg, sampler, val, wcfg, 3, key, band=(0.0, 1.0), eval_every=10, cache=tmp_path,
-                               progress=False)
+    out = calibrate_warm_start(
+        cfg,
+        sampler,
+        val,
+        wcfg,
+        3,
+        key,
+        band=(0.0, 1.0),
+        eval_every=10,
+        cache=tmp_path,
+        progress=False,
+    )
     steps = [c[0] for c in out["curve"]]
     assert steps == [10, 20, 30] and out["steps"] in steps
     target = min((abs(a - 0.5), s) for s, a, _ in out["curve"])[1]
@@ -128,11 +174,24 @@ def test_calibration_saves_the_chosen_step_under_the_warm_start_key(tmp_path) ->
     cached, info = cached_warm_start(cfg, sampler, chosen, 3, key, cache=tmp_path, progress=False)
     assert info["cached"] is True
     # the snapshot equals a warm start trained for exactly that many steps
-    fresh, _ = cached_warm_start(cfg, sampler, chosen, 3, key, cache=tmp_path / "other", progress=False)
+    fresh, _ = cached_warm_start(
+        cfg, sampler, chosen, 3, key, cache=tmp_path / "other", progress=False
+    )
     for a, b in zip(cached.state_dict().values(), fresh.state_dict().values()):
         torch.testing.assert_close(a, b)
-    last = calibrate_warm_start(cfg, sampler, val, wcfg, 3, key, band=(0.0, 1.0), eval_every=10, pick="last",
-                                cache=tmp_path / "last", progress=False)
+    last = calibrate_warm_start(
+        cfg,
+        sampler,
+        val,
+        wcfg,
+        3,
+        key,
+        band=(0.0, 1.0),
+        eval_every=10,
+        pick="last",
+        cache=tmp_path / "last",
+        progress=False,
+    )
     assert last["steps"] == 30 and last["curve"] == out["curve"]  # same seed, same curve
     with pytest.raises(ValueError, match="pick"):
         calibrate_warm_start(cfg, sampler, val, wcfg, 3, key, pick="first", cache=tmp_path)

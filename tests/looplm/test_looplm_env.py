@@ -23,7 +23,9 @@ def _force(env: LoopReasoningEnv, prompt: str, answer: str, value: int) -> None:
     env._problem = Problem(prompt, answer, value, env.task_name)
 
 
-@pytest.mark.parametrize("answer, reward", [("64", 1.0), (" 64 ", 1.0), ("46", 0.0), ("640", 0.0), ("", 0.0)])
+@pytest.mark.parametrize(
+    "answer, reward", [("64", 1.0), (" 64 ", 1.0), ("46", 0.0), ("640", 0.0), ("", 0.0)]
+)
 def test_addition_hand_case(answer: str, reward: float) -> None:
     env = _env()
     _force(env, "12+34=", "64", 46)  # 12 + 34 = 46, written reversed
@@ -36,8 +38,10 @@ def test_sampled_gold_answers_match_an_independent_computation() -> None:
     checks = {
         "addition": ({"digits": 3}, lambda p: sum(map(int, p[:-1].split("+")))),
         "chained_sum": ({"terms": 4}, lambda p: sum(map(int, p[:-1].split("+")))),
-        "multiplication": ({"digits_a": 2, "digits_b": 2},
-                           lambda p: int(p[:-1].split("*")[0]) * int(p[:-1].split("*")[1])),
+        "multiplication": (
+            {"digits_a": 2, "digits_b": 2},
+            lambda p: int(p[:-1].split("*")[0]) * int(p[:-1].split("*")[1]),
+        ),
         "parity": ({"length": 9}, lambda p: p.split()[1][:-1].count("1") % 2),
         "counting": ({"length": 12}, lambda p: p.split()[3][:-1].count(p.split()[1])),
     }
@@ -49,7 +53,7 @@ def test_sampled_gold_answers_match_an_independent_computation() -> None:
             value = solve(info["prompt"])
             gold = str(value)[::-1] if reverse else str(value)
             assert CharTokenizer().decode(obs["tokens"][: obs["length"]]) == info["prompt"]
-            _, r, *_ , step_info = env.step(gold)
+            _, r, *_, step_info = env.step(gold)
             assert r == 1.0 and step_info["value"] == value, (task, info["prompt"], gold)
 
 
@@ -72,12 +76,24 @@ def test_malformed_answers_score_zero_without_raising(bad: str) -> None:
     env = _env()
     _force(env, "12+34=", "64", 46)
     _, r, term, _, info = env.step(bad)
-    assert r == 0.0 and term and info["malformed"] is (not bad.strip().isdigit() or not bad.isascii())
+    assert (
+        r == 0.0 and term and info["malformed"] is (not bad.strip().isdigit() or not bad.isascii())
+    )
 
 
-@pytest.mark.parametrize("bad, why", [("∞", "charset"), ("6\n4", "charset"), ("٦٤", "charset"),
-                                      ("9" * 200, "more than"), ("1" * 5000, "more than")])
-def test_answers_outside_the_text_space_are_refused_and_the_episode_stays_open(bad: str, why: str) -> None:
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ("∞", "charset"),
+        ("6\n4", "charset"),
+        ("٦٤", "charset"),
+        ("9" * 200, "more than"),
+        ("1" * 5000, "more than"),
+    ],
+)
+def test_answers_outside_the_text_space_are_refused_and_the_episode_stays_open(
+    bad: str, why: str
+) -> None:
     env = _env()
     _force(env, "12+34=", "64", 46)
     with pytest.raises(ValueError, match=f"LoopReasoning-v0: the answer .*{why}"):
@@ -117,7 +133,9 @@ def test_train_and_test_problems_are_disjoint_and_sized() -> None:
     test = {p.prompt for p in ProblemSampler(gen, "test").batch(1000, rng)}
     assert train and test and not train & test
     assert all(split_of(p, 0.2) == "test" for p in test)
-    tiny = ProblemSampler(make_generator("parity", length=1), "test", test_fraction=0.01, max_tries=50)
+    tiny = ProblemSampler(
+        make_generator("parity", length=1), "test", test_fraction=0.01, max_tries=50
+    )
     with pytest.raises(RuntimeError, match="too small"):
         tiny.batch(5, 0)
 
@@ -132,7 +150,9 @@ def test_group_entry_points_are_seeded_and_agree_with_step() -> None:
     r = env.score_group(comps)
     np.testing.assert_array_equal(r, [1, 0, 0, 0, 1, 1] if p.answer != "1" else [1, 1, 0, 0, 1, 1])
     ids, mask = env.encode(g1)
-    assert ids.shape == (8, env.max_prompt_len) and mask.sum(1).tolist() == [len(q.prompt) for q in g1]
+    assert ids.shape == (8, env.max_prompt_len) and mask.sum(1).tolist() == [
+        len(q.prompt) for q in g1
+    ]
     assert env.score([q.answer for q in g1], g1).tolist() == [1.0] * 8
     with pytest.raises(ValueError, match="3 completions for 8 problems"):
         env.score(["1"] * 3, g1)
@@ -154,7 +174,9 @@ def test_seeding_and_bad_knobs() -> None:
 def test_reasoning_gym_adapter_scores_with_reasoning_gym() -> None:
     pytest.importorskip("reasoning_gym")
     train = gym.make("icml26/ReasoningGym-v0", name="basic_arithmetic", size=30).unwrapped
-    test = gym.make("icml26/ReasoningGym-v0", name="basic_arithmetic", size=30, split="test").unwrapped
+    test = gym.make(
+        "icml26/ReasoningGym-v0", name="basic_arithmetic", size=30, split="test"
+    ).unwrapped
     q, info = train.reset(seed=0)
     assert train.observation_space.contains(q)
     gold = train._entries[info["index"]]["answer"]

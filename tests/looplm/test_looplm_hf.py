@@ -32,22 +32,38 @@ class TruncatableLM(nn.Module):
         self.config = SimpleNamespace(total_ut_steps=inner.config.n_loops)
 
     def forward(self, input_ids, attention_mask=None):  # type: ignore[no-untyped-def]
-        return SimpleNamespace(logits=self.inner(input_ids, attention_mask, n_loops=self.config.total_ut_steps).logits)
+        return SimpleNamespace(
+            logits=self.inner(input_ids, attention_mask, n_loops=self.config.total_ut_steps).logits
+        )
 
 
 class NativeLM(TruncatableLM):
     """An HF-style LM that also speaks RLTT's per-loop keywords (like RLTT's modified Ouro)."""
 
-    def forward(self, input_ids, attention_mask=None, return_per_loop_log_probs=False,  # type: ignore[no-untyped-def]
-                return_exit_pdf=False, log_prob_labels=None, log_prob_temperature=1.0):
-        return self.inner(input_ids, attention_mask, return_per_loop_log_probs=return_per_loop_log_probs,
-                          return_exit_pdf=return_exit_pdf, log_prob_labels=log_prob_labels,
-                          log_prob_temperature=log_prob_temperature)
+    def forward(
+        self,
+        input_ids,
+        attention_mask=None,
+        return_per_loop_log_probs=False,  # type: ignore[no-untyped-def]
+        return_exit_pdf=False,
+        log_prob_labels=None,
+        log_prob_temperature=1.0,
+    ):
+        return self.inner(
+            input_ids,
+            attention_mask,
+            return_per_loop_log_probs=return_per_loop_log_probs,
+            return_exit_pdf=return_exit_pdf,
+            log_prob_labels=log_prob_labels,
+            log_prob_temperature=log_prob_temperature,
+        )
 
 
 def _inner() -> LoopedTransformer:
     torch.manual_seed(0)
-    m = LoopedTransformer(LoopConfig(vocab_size=CharTokenizer().vocab_size, d_model=32, n_layers=1, n_loops=3))
+    m = LoopedTransformer(
+        LoopConfig(vocab_size=CharTokenizer().vocab_size, d_model=32, n_layers=1, n_loops=3)
+    )
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.2 * torch.randn_like(p))
@@ -63,7 +79,12 @@ def test_truncated_loop_fallback_equals_native_per_loop_outputs() -> None:
     want = ours.per_loop(ids, mask, gen, temperature=0.8)
     fallback = HFLoopedPolicy(TruncatableLM(inner), tok)
     native = HFLoopedPolicy(NativeLM(inner), tok)
-    assert not fallback.native and native.native and native.has_exit_gate and not fallback.has_exit_gate
+    assert (
+        not fallback.native
+        and native.native
+        and native.has_exit_gate
+        and not fallback.has_exit_gate
+    )
     assert fallback.n_loops == native.n_loops == 3
     for pol in (fallback, native):
         got = pol.per_loop(ids, mask, gen, temperature=0.8)
@@ -81,10 +102,20 @@ def _tiny_hf_checkpoint(path) -> None:  # type: ignore[no-untyped-def]
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
     tk.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     tk.decoder = decoders.Fuse()
-    hf_tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>")
+    hf_tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>"
+    )
     hf_tok.save_pretrained(path)
-    cfg = transformers.GPT2Config(vocab_size=len(vocab), n_positions=256, n_embd=32, n_layer=1, n_head=2,
-                                  bos_token_id=1, eos_token_id=1, pad_token_id=0)
+    cfg = transformers.GPT2Config(
+        vocab_size=len(vocab),
+        n_positions=256,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+    )
     torch.manual_seed(0)
     transformers.GPT2LMHeadModel(cfg).save_pretrained(path)
 
@@ -99,10 +130,16 @@ def test_local_hf_checkpoint_trains_with_rltt_and_grpo(tmp_path) -> None:
     assert pol.decode(torch.tensor([[5, 6, 1, 0]])) == ["34"]
     env = gym.make("icml26/LoopReasoning-v0")
     src = problem_source(env)
-    src = type(src)(src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c]))
+    src = type(src)(
+        src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c])
+    )
     for algo, omega in (("rltt", "uniform"), ("grpo", "uniform")):
-        tr = LoopRLTrainer(pol, src, RLConfig(algo=algo, omega=omega, prompts_per_step=2, group_size=4,
-                                              max_new_tokens=3), seed=0)
+        tr = LoopRLTrainer(
+            pol,
+            src,
+            RLConfig(algo=algo, omega=omega, prompts_per_step=2, group_size=4, max_new_tokens=3),
+            seed=0,
+        )
         before = [p.detach().clone() for p in model.parameters()]
         s = tr.step()
         assert np.isfinite(s["loss"]) and "exit_pdf" not in s
@@ -114,14 +151,27 @@ def test_local_hf_checkpoint_trains_with_rltt_and_grpo(tmp_path) -> None:
     rg_src = problem_source(rg_env)
     idx = rg_src.sample(3, np.random.default_rng(0))
     assert rg_src.prompt(idx[0]) == rg_env.unwrapped.question(idx[0])
-    assert rg_src.score([rg_env.unwrapped._entries[i]["answer"] for i in idx], idx).tolist() == [1.0] * 3
-    s = LoopRLTrainer(pol, rg_src, RLConfig(algo="rltt", omega="progressive", prompts_per_step=1, group_size=2,
-                                            max_new_tokens=2), seed=0).step()
+    assert (
+        rg_src.score([rg_env.unwrapped._entries[i]["answer"] for i in idx], idx).tolist()
+        == [1.0] * 3
+    )
+    s = LoopRLTrainer(
+        pol,
+        rg_src,
+        RLConfig(
+            algo="rltt", omega="progressive", prompts_per_step=1, group_size=2, max_new_tokens=2
+        ),
+        seed=0,
+    ).step()
     assert np.isfinite(s["loss"]) and s["reward"] == 0.0  # a random model answers nothing right
     test = gym.make("icml26/LoopReasoning-v0", split="test").unwrapped
     probs = test.sample_group(4, seed=0)
     ev = evaluate_policy(pol, probs, lambda p: p.prompt, test.score, 3, k=2)
-    assert 0.0 <= ev["accuracy"] <= 1.0 and len(ev["per_loop_accuracy"]) == 1 and "threshold_curve" not in ev
+    assert (
+        0.0 <= ev["accuracy"] <= 1.0
+        and len(ev["per_loop_accuracy"]) == 1
+        and "threshold_curve" not in ev
+    )
 
 
 def test_load_hf_checkpoint_never_downloads(tmp_path) -> None:
@@ -147,19 +197,28 @@ def _tiny_ouro_checkpoint(path: Path, loops: int = 3) -> None:
         shutil.copy(FIXTURE / f, path / f)
     # build the model from the fixture's own source, as a package so its relative import works
     pkg = "tiny_ouro_fixture"
-    spec = importlib.util.spec_from_file_location(pkg, path / "modeling_tiny_ouro.py",
-                                                  submodule_search_locations=[str(path)])
+    spec = importlib.util.spec_from_file_location(
+        pkg, path / "modeling_tiny_ouro.py", submodule_search_locations=[str(path)]
+    )
     assert spec is not None and spec.loader is not None
-    init = importlib.util.module_from_spec(importlib.util.spec_from_loader(pkg, loader=None, is_package=True))
+    init = importlib.util.module_from_spec(
+        importlib.util.spec_from_loader(pkg, loader=None, is_package=True)
+    )
     init.__path__ = [str(path)]  # type: ignore[attr-defined]
     sys.modules[pkg] = init
     try:
         conf = importlib.import_module(f"{pkg}.configuration_tiny_ouro")
         mod = importlib.import_module(f"{pkg}.modeling_tiny_ouro")
-        cfg = conf.TinyOuroConfig(vocab_size=CharTokenizer().vocab_size, total_ut_steps=loops,
-                                  eos_token_id=1, pad_token_id=0)
-        cfg.auto_map = {"AutoConfig": "configuration_tiny_ouro.TinyOuroConfig",
-                        "AutoModelForCausalLM": "modeling_tiny_ouro.TinyOuroForCausalLM"}
+        cfg = conf.TinyOuroConfig(
+            vocab_size=CharTokenizer().vocab_size,
+            total_ut_steps=loops,
+            eos_token_id=1,
+            pad_token_id=0,
+        )
+        cfg.auto_map = {
+            "AutoConfig": "configuration_tiny_ouro.TinyOuroConfig",
+            "AutoModelForCausalLM": "modeling_tiny_ouro.TinyOuroForCausalLM",
+        }
         torch.manual_seed(0)
         model = mod.TinyOuroForCausalLM(cfg)
         with torch.no_grad():
@@ -195,19 +254,44 @@ def test_local_looped_checkpoint_loads_like_ouro_and_trains_end_to_end(tmp_path)
     for t in (1, 3):
         model.config.total_ut_steps = t
         with torch.no_grad():
-            lp = torch.log_softmax(model(input_ids=full, attention_mask=attn.long(), position_ids=pos).logits, -1)
+            lp = torch.log_softmax(
+                model(input_ids=full, attention_mask=attn.long(), position_ids=pos).logits, -1
+            )
         model.config.total_ut_steps = 3
         want = lp.gather(-1, labels.clamp(min=0)[..., None])[..., 0] * (labels >= 0)
         torch.testing.assert_close(pl.log_probs[..., t - 1], want[:, span], atol=1e-5, rtol=1e-5)
-    assert not torch.allclose(pl.log_probs[..., 0], pl.log_probs[..., 2])  # the loops change the output
+    assert not torch.allclose(
+        pl.log_probs[..., 0], pl.log_probs[..., 2]
+    )  # the loops change the output
     env = gym.make("icml26/LoopReasoning-v0")
     src = problem_source(env)
-    src = type(src)(src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c]))
-    for algo, omega, mb in (("rltt", "progressive", 2), ("grpo", "uniform", 2), ("reinforce", "uniform", 1)):
+    src = type(src)(
+        src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c])
+    )
+    for algo, omega, mb in (
+        ("rltt", "progressive", 2),
+        ("grpo", "uniform", 2),
+        ("reinforce", "uniform", 1),
+    ):
         before = [p.detach().clone() for p in model.parameters()]
-        s = LoopRLTrainer(pol, src, RLConfig(algo=algo, omega=omega, prompts_per_step=2, group_size=4,
-                                             minibatches=mb, max_new_tokens=3), seed=0).step()
-        assert np.isfinite(s["loss"]) and any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+        s = LoopRLTrainer(
+            pol,
+            src,
+            RLConfig(
+                algo=algo,
+                omega=omega,
+                prompts_per_step=2,
+                group_size=4,
+                minibatches=mb,
+                max_new_tokens=3,
+            ),
+            seed=0,
+        ).step()
+        assert np.isfinite(s["loss"]) and any(
+            not torch.equal(a, b) for a, b in zip(before, model.parameters())
+        )
     test = gym.make("icml26/LoopReasoning-v0", split="test").unwrapped
     ev = evaluate_policy(pol, test.sample_group(4, seed=0), lambda p: p.prompt, test.score, 3, k=2)
-    assert len(ev["per_loop_accuracy"]) == 3 and all(0.0 <= a <= 1.0 for a in ev["per_loop_accuracy"])
+    assert len(ev["per_loop_accuracy"]) == 3 and all(
+        0.0 <= a <= 1.0 for a in ev["per_loop_accuracy"]
+    )

@@ -15,7 +15,9 @@ V = CharTokenizer().vocab_size
 
 def _model(seed: int = 0, **kw) -> LoopedTransformer:
     torch.manual_seed(seed)
-    m = LoopedTransformer(LoopConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=2, n_loops=4, **kw))
+    m = LoopedTransformer(
+        LoopConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=2, n_loops=4, **kw)
+    )
     with torch.no_grad():  # larger random weights so loops differ visibly
         for p in m.parameters():
             p.add_(0.2 * torch.randn_like(p))
@@ -32,8 +34,14 @@ def test_exit_distribution_sums_to_one_and_matches_the_hand_formula() -> None:
     torch.testing.assert_close(p.sum(-1), torch.ones(5, 7))
     assert bool((p >= 0).all())
     lam = torch.sigmoid(torch.tensor([0.3, -1.0, 2.0, 0.7]))  # the last gate is unused
-    want = torch.stack([lam[0], lam[1] * (1 - lam[0]), lam[2] * (1 - lam[0]) * (1 - lam[1]),
-                        (1 - lam[0]) * (1 - lam[1]) * (1 - lam[2])])
+    want = torch.stack(
+        [
+            lam[0],
+            lam[1] * (1 - lam[0]),
+            lam[2] * (1 - lam[0]) * (1 - lam[1]),
+            (1 - lam[0]) * (1 - lam[1]) * (1 - lam[2]),
+        ]
+    )
     torch.testing.assert_close(exit_distribution(torch.logit(lam)), want)
     torch.testing.assert_close(exit_distribution(torch.zeros(3)), torch.tensor([0.5, 0.25, 0.25]))
     ids, mask = _prompts()
@@ -46,18 +54,30 @@ def test_per_loop_log_probs_match_truncated_passes() -> None:
     ids, mask = _prompts()
     labels = torch.roll(ids, -1, dims=1)
     labels[:, -1] = -100
-    out = m(ids, mask, return_per_loop_log_probs=True, return_per_loop_logits=True, log_prob_labels=labels,
-            log_prob_temperature=0.7)
+    out = m(
+        ids,
+        mask,
+        return_per_loop_log_probs=True,
+        return_per_loop_logits=True,
+        log_prob_labels=labels,
+        log_prob_temperature=0.7,
+    )
     T = m.config.n_loops
     assert out.per_loop_log_probs.shape == (*ids.shape, T)
     for t in range(1, T + 1):
         trunc = m(ids, mask, n_loops=t)
         torch.testing.assert_close(out.per_loop_logits[:, :, t - 1], trunc.logits)
-        lp = torch.log_softmax(trunc.logits / 0.7, -1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]
-        torch.testing.assert_close(out.per_loop_log_probs[..., t - 1], lp * (labels >= 0), atol=1e-5, rtol=1e-5)
+        lp = torch.log_softmax(trunc.logits / 0.7, -1).gather(-1, labels.clamp(min=0)[..., None])[
+            ..., 0
+        ]
+        torch.testing.assert_close(
+            out.per_loop_log_probs[..., t - 1], lp * (labels >= 0), atol=1e-5, rtol=1e-5
+        )
     # the loops really differ, so the check above is not vacuous
     assert (out.per_loop_log_probs[..., 0] - out.per_loop_log_probs[..., -1]).abs().max() > 1e-2
-    torch.testing.assert_close(m(ids, mask, total_ut_steps=2).logits, m(ids, mask, n_loops=2).logits)
+    torch.testing.assert_close(
+        m(ids, mask, total_ut_steps=2).logits, m(ids, mask, n_loops=2).logits
+    )
 
 
 def test_left_padding_does_not_change_real_token_outputs() -> None:
@@ -78,10 +98,19 @@ def test_kv_cache_matches_full_recomputation() -> None:
     assert len(head.past_key_values) == m.config.n_loops and len(head.past_key_values[0]) == 2
     tail = m(ids[:, -2:], mask, past_key_values=head.past_key_values, use_cache=True)
     torch.testing.assert_close(tail.logits, full.logits[:, -2:], atol=1e-5, rtol=1e-5)
-    for kw in ({}, {"loop": 2}, {"mode": "threshold", "threshold": 0.5}, {"mode": "mix"},
-               {"temperature": 1.0}):
-        g1 = generate(m, ids, mask, 6, use_cache=True, generator=torch.Generator().manual_seed(1), **kw)
-        g2 = generate(m, ids, mask, 6, use_cache=False, generator=torch.Generator().manual_seed(1), **kw)
+    for kw in (
+        {},
+        {"loop": 2},
+        {"mode": "threshold", "threshold": 0.5},
+        {"mode": "mix"},
+        {"temperature": 1.0},
+    ):
+        g1 = generate(
+            m, ids, mask, 6, use_cache=True, generator=torch.Generator().manual_seed(1), **kw
+        )
+        g2 = generate(
+            m, ids, mask, 6, use_cache=False, generator=torch.Generator().manual_seed(1), **kw
+        )
         assert torch.equal(g1.tokens, g2.tokens), kw
         torch.testing.assert_close(g1.exit_loops, g2.exit_loops)
 
@@ -114,7 +143,7 @@ def test_completion_labels_align_with_the_tokens() -> None:
     for b in range(ids.shape[0]):
         for j in range(int(gen.mask[b].sum())):
             pos = ids.shape[1] + j
-            logits = m(full[b: b + 1, :pos], attn[b: b + 1, :pos]).logits[0, -1]
+            logits = m(full[b : b + 1, :pos], attn[b : b + 1, :pos]).logits[0, -1]
             want = torch.log_softmax(logits, -1)[gen.tokens[b, j]]
             torch.testing.assert_close(pl.log_probs[b, j, -1], want, atol=1e-5, rtol=1e-5)
     assert bool((pl.log_probs[~gen.mask] == 0).all())
@@ -133,7 +162,9 @@ def test_ouro_loss_equals_hand_computation_and_save_load(tmp_path) -> None:
     total = 0.0
     for b, pos in valid.nonzero().tolist():
         p = out.exit_pdf[b, pos]
-        ce = [-torch.log_softmax(out.per_loop_logits[b, pos, t], -1)[labels[b, pos]] for t in range(4)]
+        ce = [
+            -torch.log_softmax(out.per_loop_logits[b, pos, t], -1)[labels[b, pos]] for t in range(4)
+        ]
         total += float(sum(p[t] * ce[t] for t in range(4)) + 0.1 * (p * p.log()).sum())
     assert float(loss.detach()) == pytest.approx(total / int(valid.sum()), rel=1e-5)
     m.save(tmp_path / "m.pt")

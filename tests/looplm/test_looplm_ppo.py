@@ -34,10 +34,14 @@ def test_clipped_rltt_has_rltt_gradient_at_ratio_one(omega: str) -> None:
         if kind == "plain":
             loss = rltt_loss(pl.log_probs, w, ADV, gen.mask)
         else:
-            loss = rltt_clipped_loss(pl.log_probs, pl.log_probs.detach(), w, ADV, gen.mask, clip_eps=0.2)
+            loss = rltt_clipped_loss(
+                pl.log_probs, pl.log_probs.detach(), w, ADV, gen.mask, clip_eps=0.2
+            )
         loss.backward()
-        grads.append([p.grad.clone() for p in pol.model.parameters() if p.grad is not None]
-                     + ([learned.grad.clone()] if omega == "learned" else []))
+        grads.append(
+            [p.grad.clone() for p in pol.model.parameters() if p.grad is not None]
+            + ([learned.grad.clone()] if omega == "learned" else [])
+        )
     assert len(grads[0]) == len(grads[1]) > 0
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-4)
@@ -55,7 +59,9 @@ def test_clipped_rltt_clips_each_loop_on_its_own_ratio() -> None:
     assert clip_fraction(logp, old, mask, 0.2) == pytest.approx(0.5)
     # one loop alone with weight 1 is GRPO
     single = logp[..., :1].detach().requires_grad_(True)
-    a = rltt_clipped_loss(single, old[..., :1], torch.tensor([1.0]), torch.tensor([-1.0]), mask, 0.2)
+    a = rltt_clipped_loss(
+        single, old[..., :1], torch.tensor([1.0]), torch.tensor([-1.0]), mask, 0.2
+    )
     b = grpo_loss(single[..., 0], old[..., 0], torch.tensor([-1.0]), mask, 0.2)
     assert float(a.detach()) == pytest.approx(float(b.detach()))
 
@@ -66,7 +72,9 @@ def test_the_clip_is_active_within_one_ppo_update(algo: str, omega: str) -> None
     tr = _trainer(algo, omega, lr=3e-3, minibatches=4, clip_eps=0.2)
     s = tr.step()
     assert 0.0 < s["clip_frac"] < 1.0 and np.isfinite(s["loss"])
-    one = _trainer(algo, omega, lr=3e-3).step()  # one update per batch: the ratio is 1, nothing clips
+    one = _trainer(
+        algo, omega, lr=3e-3
+    ).step()  # one update per batch: the ratio is 1, nothing clips
     assert one["clip_frac"] == 0.0
 
 

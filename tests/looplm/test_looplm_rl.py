@@ -29,7 +29,9 @@ V = CharTokenizer().vocab_size
 
 def _policy(seed: int = 0) -> LoopedPolicy:
     torch.manual_seed(seed)
-    return LoopedPolicy(LoopedTransformer(LoopConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=1, n_loops=3)))
+    return LoopedPolicy(
+        LoopedTransformer(LoopConfig(vocab_size=V, d_model=32, n_heads=4, n_layers=1, n_loops=3))
+    )
 
 
 def _rollout(pol: LoopedPolicy, seed: int = 0):
@@ -43,12 +45,18 @@ def _rollout(pol: LoopedPolicy, seed: int = 0):
 
 def test_group_advantages_kl_and_aggregation_hand_cases() -> None:
     r = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
-    torch.testing.assert_close(group_advantages(r, eps=0.0 + 1e-12)[0], torch.tensor([1.0, -1.0, -1.0, 1.0]))
+    torch.testing.assert_close(
+        group_advantages(r, eps=0.0 + 1e-12)[0], torch.tensor([1.0, -1.0, -1.0, 1.0])
+    )
     assert bool((group_advantages(r)[1] == 0).all())  # zero spread: no signal
-    torch.testing.assert_close(group_advantages(r, normalize=False)[0], torch.tensor([0.5, -0.5, -0.5, 0.5]))
+    torch.testing.assert_close(
+        group_advantages(r, normalize=False)[0], torch.tensor([0.5, -0.5, -0.5, 0.5])
+    )
     assert float(k3_kl(torch.tensor(-1.0), torch.tensor(-1.0))) == 0.0
     d = 0.3  # ref - pi
-    assert float(k3_kl(torch.tensor(-1.3), torch.tensor(-1.0))) == pytest.approx(np.exp(d) - d - 1, rel=1e-6)
+    assert float(k3_kl(torch.tensor(-1.3), torch.tensor(-1.0))) == pytest.approx(
+        np.exp(d) - d - 1, rel=1e-6
+    )
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]])
     m = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
     assert float(aggregate(x, m, "sequence")) == pytest.approx((2.0 + 4.0) / 2)
@@ -58,8 +66,12 @@ def test_group_advantages_kl_and_aggregation_hand_cases() -> None:
 def test_loop_weights() -> None:
     torch.testing.assert_close(loop_weights("uniform", 4), torch.full((4,), 0.25))
     torch.testing.assert_close(loop_weights("progressive", 4), torch.tensor([0.1, 0.2, 0.3, 0.4]))
-    torch.testing.assert_close(loop_weights("progressive", 3, alpha=2.0), torch.tensor([1, 4, 9]) / 14.0)
-    torch.testing.assert_close(loop_weights("learned", 3, learned=torch.zeros(3)), torch.full((3,), 1 / 3))
+    torch.testing.assert_close(
+        loop_weights("progressive", 3, alpha=2.0), torch.tensor([1, 4, 9]) / 14.0
+    )
+    torch.testing.assert_close(
+        loop_weights("learned", 3, learned=torch.zeros(3)), torch.full((3,), 1 / 3)
+    )
     with pytest.raises(ValueError, match="exit gate"):
         loop_weights("exit_pdf", 3)
 
@@ -76,7 +88,9 @@ def test_rltt_with_all_weight_on_the_last_loop_is_grpo_without_clip(length_norm:
         pl = pol.per_loop(ids, mask, gen)
         if kind == "grpo":
             final = pl.log_probs[..., -1]
-            loss = grpo_loss(final, final.detach(), adv, gen.mask, clip_eps=None, length_norm=length_norm)
+            loss = grpo_loss(
+                final, final.detach(), adv, gen.mask, clip_eps=None, length_norm=length_norm
+            )
         else:
             omega = torch.tensor([0.0, 0.0, 1.0])
             loss = rltt_loss(pl.log_probs, omega, adv, gen.mask, length_norm=length_norm)
@@ -90,9 +104,12 @@ def test_rltt_with_all_weight_on_the_last_loop_is_grpo_without_clip(length_norm:
     # the values differ by the policy's own log-probs: GRPO's surrogate is -norm[A] at rho = 1
     with torch.no_grad():
         final = pol.per_loop(ids, mask, gen).log_probs[..., -1]
-        assert values[0] == pytest.approx(-float(aggregate(adv[:, None].expand_as(final), gen.mask, length_norm)),
-                                          abs=1e-6)
-        assert values[1] == pytest.approx(-float(aggregate(final * adv[:, None], gen.mask, length_norm)), abs=1e-5)
+        assert values[0] == pytest.approx(
+            -float(aggregate(adv[:, None].expand_as(final), gen.mask, length_norm)), abs=1e-6
+        )
+        assert values[1] == pytest.approx(
+            -float(aggregate(final * adv[:, None], gen.mask, length_norm)), abs=1e-5
+        )
 
 
 def test_grpo_clip_stops_the_gradient_outside_the_trust_region() -> None:
@@ -102,7 +119,9 @@ def test_grpo_clip_stops_the_gradient_outside_the_trust_region() -> None:
     grpo_loss(logp, old, torch.tensor([1.0]), mask, clip_eps=0.2).backward()
     assert logp.grad[0, 0] == 0.0 and logp.grad[0, 1] == pytest.approx(-0.5)
     logp.grad = None
-    grpo_loss(logp, old, torch.tensor([-1.0]), mask, clip_eps=0.2).backward()  # A < 0: min keeps rho
+    grpo_loss(
+        logp, old, torch.tensor([-1.0]), mask, clip_eps=0.2
+    ).backward()  # A < 0: min keeps rho
     assert logp.grad[0, 0] == pytest.approx(np.exp(0.5) / 2)
 
 
@@ -124,12 +143,23 @@ def _trainer(algo: str, omega: str = "exit_pdf", seed: int = 0, **kw) -> LoopRLT
     cfg = RLConfig(algo=algo, omega=omega, prompts_per_step=4, group_size=4, max_new_tokens=4, **kw)
     src = problem_source(env)
     # a random model never adds correctly; reward an even-length answer so groups have spread
-    src = type(src)(src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c]))
+    src = type(src)(
+        src.sample, src.prompt, lambda c, p: np.array([float(len(x) % 2 == 0) for x in c])
+    )
     return LoopRLTrainer(_policy(seed), src, cfg, seed=seed)
 
 
-@pytest.mark.parametrize("algo, omega", [("grpo", "exit_pdf"), ("rltt", "uniform"), ("rltt", "progressive"),
-                                         ("rltt", "exit_pdf"), ("rltt", "learned"), ("reinforce", "exit_pdf")])
+@pytest.mark.parametrize(
+    "algo, omega",
+    [
+        ("grpo", "exit_pdf"),
+        ("rltt", "uniform"),
+        ("rltt", "progressive"),
+        ("rltt", "exit_pdf"),
+        ("rltt", "learned"),
+        ("reinforce", "exit_pdf"),
+    ],
+)
 def test_every_trainer_steps_deterministically(algo: str, omega: str) -> None:
     a, b = _trainer(algo, omega), _trainer(algo, omega)
     sa, sb = a.step(), b.step()
@@ -149,7 +179,9 @@ def _likelihood_change(algo: str) -> tuple[torch.Tensor, torch.Tensor]:
     pol = tr.policy
     ids, mask, gen = _rollout(pol, seed=1)
     rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0])  # any labelling works
-    tr.source = type(tr.source)(lambda n, rng: [None] * n, lambda p: "", lambda c, p: rewards.numpy())
+    tr.source = type(tr.source)(
+        lambda n, rng: [None] * n, lambda p: "", lambda c, p: rewards.numpy()
+    )
     pol.encode = lambda prompts: (ids, mask)  # type: ignore[method-assign]
     pol.generate = lambda *a, **k: gen  # type: ignore[method-assign]
     tr.cfg.prompts_per_step = 2

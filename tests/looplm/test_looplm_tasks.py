@@ -37,7 +37,9 @@ class Guesser:
 
 def _small(task_id: str = "looplm/addition-2d", n: int = 16):  # type: ignore[no-untyped-def]
     t = bm.get_task(task_id)
-    return dataclasses.replace(t, eval_episodes=n, budget=Budget(extra={"warm_start_steps": 15, "rl_steps": 2}))
+    return dataclasses.replace(
+        t, eval_episodes=n, budget=Budget(extra={"warm_start_steps": 15, "rl_steps": 2})
+    )
 
 
 def test_oracle_and_guesser_through_the_generic_path() -> None:
@@ -49,7 +51,14 @@ def test_oracle_and_guesser_through_the_generic_path() -> None:
 
 
 def test_looped_agents_share_the_warm_start_and_report_every_metric() -> None:
-    kw = dict(d_model=32, n_layers=1, prompts_per_step=4, group_size=4, eval_thresholds=[0.5], progress=False)
+    kw = dict(
+        d_model=32,
+        n_layers=1,
+        prompts_per_step=4,
+        group_size=4,
+        eval_thresholds=[0.5],
+        progress=False,
+    )
     outs = {}
     for name in ("looplm-grpo", "looplm-rltt-exit-pdf"):
         agent = icml26.agents.make(name, **kw)
@@ -61,18 +70,26 @@ def test_looped_agents_share_the_warm_start_and_report_every_metric() -> None:
         ev = out.extra["eval"]
         assert set(out.metrics) == {"accuracy", "pass_at_8"}
         assert all(np.isfinite(v) and 0 <= v <= 1 for v in out.metrics.values())
-        assert len(ev["per_loop_accuracy"]) == 4 and ev["per_loop_accuracy"][-1] == out.metrics["accuracy"]
+        assert (
+            len(ev["per_loop_accuracy"]) == 4
+            and ev["per_loop_accuracy"][-1] == out.metrics["accuracy"]
+        )
         assert sum(ev["mean_exit_pdf"]) == pytest.approx(1.0, abs=1e-5)
         assert 1.0 <= ev["threshold_curve"][0]["expected_depth"] <= 4.0
         assert out.extra["learn"]["steps"] == 2 and len(out.extra["learn"]["curves"]["reward"]) == 2
-        assert out.metrics["pass_at_8"] >= out.metrics["accuracy"] - 1e-9 or out.metrics["accuracy"] == 0
+        assert (
+            out.metrics["pass_at_8"] >= out.metrics["accuracy"] - 1e-9
+            or out.metrics["accuracy"] == 0
+        )
     # act() on one observation agrees with the batched greedy decoding that evaluate() scores
     import gymnasium as gym
 
     agent = icml26.agents.make("looplm-sft", **kw)
     sft = run_trial(_small(), agent, seed=3)
     env = gym.make("icml26/LoopReasoning-v0", split="test")
-    problems = [env.unwrapped.sample_group(1, seed=i)[0] for i in range(6)] + env.unwrapped.sample_group(6, seed=9)
+    problems = [
+        env.unwrapped.sample_group(1, seed=i)[0] for i in range(6)
+    ] + env.unwrapped.sample_group(6, seed=9)
     pol = agent.policy
     ids, mask = pol.encode([p.prompt for p in problems])
     batch = pol.decode(pol.generate(ids, mask, agent.max_new_tokens).tokens)
@@ -93,16 +110,32 @@ def test_registered_agents_and_bad_kwargs() -> None:
         icml26.agents.make("looplm-grpo", learning_rate=1.0)
     with pytest.raises(ValueError, match="omega"):
         icml26.agents.make("looplm-rltt-uniform", omega="last")
-    assert {t.id for t in bm.list_tasks("looplm")} == {"looplm/addition-2d", "looplm/multiplication-2x1",
-                                                       "looplm/addition-2d-1block"}
+    assert {t.id for t in bm.list_tasks("looplm")} == {
+        "looplm/addition-2d",
+        "looplm/multiplication-2x1",
+        "looplm/addition-2d-1block",
+    }
 
 
 def test_a_task_warm_start_seed_gives_every_trial_seed_one_checkpoint() -> None:
     """With ``warm_start_seed`` in the budget (the depth tasks) trials of different seeds share the
     warm start, and the budget's PPO minibatches reach GRPO (its clip statistics appear)."""
-    t = dataclasses.replace(bm.get_task("looplm/addition-2d"), eval_episodes=8, budget=Budget(extra={
-        "warm_start_steps": 12, "rl_steps": 1, "warm_start_seed": 5, "prompts_per_step": 4, "group_size": 4,
-        "minibatches": 2, "n_layers": 1, "lr": 1e-3}))
+    t = dataclasses.replace(
+        bm.get_task("looplm/addition-2d"),
+        eval_episodes=8,
+        budget=Budget(
+            extra={
+                "warm_start_steps": 12,
+                "rl_steps": 1,
+                "warm_start_seed": 5,
+                "prompts_per_step": 4,
+                "group_size": 4,
+                "minibatches": 2,
+                "n_layers": 1,
+                "lr": 1e-3,
+            }
+        ),
+    )
     kw = dict(d_model=32, eval_thresholds=[0.5], progress=False)
     outs = [run_trial(t, icml26.agents.make("looplm-grpo", **kw), seed=s) for s in (0, 1)]
     paths = {o.extra["learn"]["warm_start"]["path"] for o in outs}

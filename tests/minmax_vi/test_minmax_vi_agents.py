@@ -17,10 +17,22 @@ from icml26.envs.minmax_vi.problems import bilinear, weak_minty_quadratic
 CP = [1_000, 10_000, 40_000]
 
 
-def _direct(prob, alg: str, batch: str, noise: str, sigma1: float, calls: int = 40_000, reps: int = 8, **kw):
+def _direct(
+    prob, alg: str, batch: str, noise: str, sigma1: float, calls: int = 40_000, reps: int = 8, **kw
+):
     params = {"eta": 0.5, "batch": batch, "b0": 1.0, **kw}
-    return run_direct(prob, alg, params, noise=noise, sigma0=0.1, sigma1=sigma1, oracle_budget=calls, seed=3,
-                      checkpoints=CP, replicates=reps)
+    return run_direct(
+        prob,
+        alg,
+        params,
+        noise=noise,
+        sigma0=0.1,
+        sigma1=sigma1,
+        oracle_budget=calls,
+        seed=3,
+        checkpoints=CP,
+        replicates=reps,
+    )
 
 
 def test_seg_converges_on_a_monotone_bilinear_game_with_bounded_noise() -> None:
@@ -29,10 +41,14 @@ def test_seg_converges_on_a_monotone_bilinear_game_with_bounded_noise() -> None:
     assert not run.diverged.any()
     start = prob.residual(prob.z0)
     assert np.median(run.residual[:, -1]) < 0.1 * start
-    assert np.median(run.residual[:, -1]) < np.median(run.residual[:, 0])  # still improving with the batches
+    assert np.median(run.residual[:, -1]) < np.median(
+        run.residual[:, 0]
+    )  # still improving with the batches
 
 
-def test_unbatched_extragradient_diverges_under_growing_variance_where_batched_fbf_converges() -> None:
+def test_unbatched_extragradient_diverges_under_growing_variance_where_batched_fbf_converges() -> (
+    None
+):
     """The failure mode the paper removes (method card): with the random-operator noise the
     variance grows like |z - z*|^2; unbatched SEG and SGDA blow up, FBF with b_k = k + 1 converges."""
     prob = bilinear(n=5, seed=0)
@@ -54,8 +70,14 @@ def test_paper_methods_converge_on_the_weak_minty_game() -> None:
 
 
 def test_env_path_equals_direct_path_for_the_same_seed() -> None:
-    env = gym.make("icml26/StochasticVI-v0", problem="bilinear", problem_kwargs={"n": 3, "seed": 2},
-                   noise="operator", sigma1=1.0, oracle_budget=3_000)
+    env = gym.make(
+        "icml26/StochasticVI-v0",
+        problem="bilinear",
+        problem_kwargs={"n": 3, "seed": 2},
+        noise="operator",
+        sigma1=1.0,
+        oracle_budget=3_000,
+    )
     agent = VIAlgorithmAgent("fbf", batch="linear")
     agent.bind(env.observation_space, env.action_space)
     obs, info = env.reset(seed=17)
@@ -64,8 +86,16 @@ def test_env_path_equals_direct_path_for_the_same_seed() -> None:
         obs, reward, term, trunc, info = env.step(agent.act(obs, info))
         if term or trunc:
             break
-    direct = run_direct(env.unwrapped.problem, "fbf", agent.params, noise="operator", sigma0=0.1, sigma1=1.0,
-                        oracle_budget=3_000, seed=17)
+    direct = run_direct(
+        env.unwrapped.problem,
+        "fbf",
+        agent.params,
+        noise="operator",
+        sigma0=0.1,
+        sigma1=1.0,
+        oracle_budget=3_000,
+        seed=17,
+    )
     assert info["oracle_calls"] == direct.oracle_calls == 3_000
     assert info["residual"] == direct.final_residual[0]
     assert reward == -info["residual"]
@@ -81,8 +111,13 @@ def test_batch_rules() -> None:
 
 def test_task_trial_scores_divergence_and_convergence() -> None:
     task = get_task("minmax_vi/bilinear-growing")
-    task = type(task).from_dict({**task.to_dict(), "eval_episodes": 2,
-                                 "env_kwargs": {**task.env_kwargs, "oracle_budget": 20_000}})
+    task = type(task).from_dict(
+        {
+            **task.to_dict(),
+            "eval_episodes": 2,
+            "env_kwargs": {**task.env_kwargs, "oracle_budget": 20_000},
+        }
+    )
     fbf = run_trial(task, icml26.agents.make("vi-fbf"), 0)
     seg = run_trial(task, icml26.agents.make("vi-seg"), 0)
     assert fbf.metrics["diverged"] == 0.0 and fbf.metrics["log10_residual"] < -0.5
@@ -97,8 +132,13 @@ def test_env_rejects_misuse_and_bad_actions_clearly() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         env.step(good)
     env.reset(seed=0)
-    for bad, match in ((np.zeros(5), "shape"), (np.full(9, np.nan), "finite"), (np.r_[np.zeros(8), 0.0], "batch"),
-                       (np.r_[np.full(8, 2e6), 1.0], r"lie in"), ("abc", "expected an action")):
+    for bad, match in (
+        (np.zeros(5), "shape"),
+        (np.full(9, np.nan), "finite"),
+        (np.r_[np.zeros(8), 0.0], "batch"),
+        (np.r_[np.full(8, 2e6), 1.0], r"lie in"),
+        ("abc", "expected an action"),
+    ):
         with pytest.raises((ValueError, TypeError), match=match):
             env.step(bad)
     big = good.copy()
@@ -107,9 +147,13 @@ def test_env_rejects_misuse_and_bad_actions_clearly() -> None:
     assert trunc and info["oracle_calls"] == 10
     with pytest.raises(RuntimeError, match="ended"):
         env.step(good)
-    for kwargs, match in (({"noise": "gauss"}, "noise"), ({"sigma1": -1.0}, "sigma1"), ({"oracle_budget": 0}, "oracle_budget"),
-                          ({"problem": "global_forsaken", "problem_kwargs": {}}, "linear problem"),
-                          ({"render_mode": "human"}, "render_mode")):
+    for kwargs, match in (
+        ({"noise": "gauss"}, "noise"),
+        ({"sigma1": -1.0}, "sigma1"),
+        ({"oracle_budget": 0}, "oracle_budget"),
+        ({"problem": "global_forsaken", "problem_kwargs": {}}, "linear problem"),
+        ({"render_mode": "human"}, "render_mode"),
+    ):
         with pytest.raises(ValueError, match=match):
             gym.make("icml26/StochasticVI-v0", **kwargs)
     with pytest.raises(ValueError, match="batch must be"):

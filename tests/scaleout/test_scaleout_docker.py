@@ -101,13 +101,22 @@ def _check_command(argv: list[str], where: str) -> None:
 
 
 def test_compose_services_and_profiles() -> None:
-    assert {"postgres", "leaderboard", "bench", "ray-head", "ray-worker", "ray-bench", "carla",
-            "driving-carla"} <= set(SERVICES)
+    assert {
+        "postgres",
+        "leaderboard",
+        "bench",
+        "ray-head",
+        "ray-worker",
+        "ray-bench",
+        "carla",
+        "driving-carla",
+    } <= set(SERVICES)
     # plain `docker compose up` starts only the database and the leaderboard
     assert {n for n, s in SERVICES.items() if "profiles" not in s} == {"postgres", "leaderboard"}
     for name, svc in SERVICES.items():
-        assert "build" in svc or re.fullmatch(r"[\w./-]+:[\w.-]+", svc["image"]), \
+        assert "build" in svc or re.fullmatch(r"[\w./-]+:[\w.-]+", svc["image"]), (
             f"{name}: external images must be pinned to a tag, got {svc.get('image')!r}"
+        )
         for dep in svc.get("depends_on", {}):
             assert dep in SERVICES, f"{name} depends on unknown service {dep!r}"
         for vol in svc.get("volumes", []):
@@ -173,14 +182,21 @@ def test_leaderboard_healthcheck_route_answers(tmp_path: Path) -> None:
     with TestClient(create_app(tmp_path / "lb.db")) as client:
         assert client.get(path).status_code == 200
     serve = SERVICES["leaderboard"]["command"]
-    assert serve[serve.index("--port") + 1] == "8026" == SERVICES["leaderboard"]["ports"][0].split(":")[-1]
+    assert (
+        serve[serve.index("--port") + 1]
+        == "8026"
+        == SERVICES["leaderboard"]["ports"][0].split(":")[-1]
+    )
 
 
 def test_services_are_wired_to_each_other() -> None:
     from sqlalchemy.engine import make_url
 
-    db_users = [n for n, s in SERVICES.items()
-                if any("@postgres:" in str(v) for v in (s.get("environment") or {}).values())]
+    db_users = [
+        n
+        for n, s in SERVICES.items()
+        if any("@postgres:" in str(v) for v in (s.get("environment") or {}).values())
+    ]
     assert {"leaderboard", "bench", "ray-bench", "driving-carla"} <= set(db_users)
     pg = SERVICES["postgres"]["environment"]
     for name in db_users:
@@ -201,7 +217,10 @@ def test_services_are_wired_to_each_other() -> None:
     env = SERVICES["driving-carla"]["environment"]
     assert env["CARLA_HOST"] == "carla"
     assert f"-carla-rpc-port={env['CARLA_PORT']}" in SERVICES["carla"]["command"]
-    assert SERVICES["driving-carla"]["build"]["args"]["CARLA_VERSION"] == SERVICES["carla"]["image"].split(":")[1]
+    assert (
+        SERVICES["driving-carla"]["build"]["args"]["CARLA_VERSION"]
+        == SERVICES["carla"]["image"].split(":")[1]
+    )
 
 
 def test_carla_check_fails_fast_without_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +230,9 @@ def test_carla_check_fails_fast_without_a_server(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("CARLA_HOST", "127.0.0.1")
     monkeypatch.setenv("CARLA_PORT", str(port))
     mod = _carla_check()
-    with pytest.raises(SystemExit, match=f"no CARLA server at 127.0.0.1:{port} after 0 s.*RenderOffScreen"):
+    with pytest.raises(
+        SystemExit, match=f"no CARLA server at 127.0.0.1:{port} after 0 s.*RenderOffScreen"
+    ):
         mod.main(["--wait", "0"])
     monkeypatch.setenv("CARLA_PORT", "two-thousand")
     with pytest.raises(SystemExit, match="CARLA_PORT must be an integer"):

@@ -37,8 +37,13 @@ def ray_session() -> Iterator[None]:
     if ray.is_initialized():
         ray.shutdown()
     path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"}},
+    )
     yield
     ray.shutdown()
 
@@ -50,9 +55,13 @@ def _specs(agent: str, seeds: tuple[int, ...], **kw: object) -> list[TrialSpec]:
 def test_registered_and_validated() -> None:
     ex = make_executor("ray", workers=2, cpus_per_trial=0.5)
     assert isinstance(ex, RayExecutor) and ex.cpus_per_trial == 0.5 and ex.workers == 2
-    for bad, match in [({"workers": 0}, "workers"), ({"cpus_per_trial": 0}, "cpus_per_trial"),
-                       ({"gpus_per_trial": -1}, "gpus_per_trial"), ({"max_retries": -1}, "max_retries"),
-                       ({"address": ""}, "address")]:
+    for bad, match in [
+        ({"workers": 0}, "workers"),
+        ({"cpus_per_trial": 0}, "cpus_per_trial"),
+        ({"gpus_per_trial": -1}, "gpus_per_trial"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"address": ""}, "address"),
+    ]:
         with pytest.raises(ValueError, match=match):
             RayExecutor(**bad)  # type: ignore[arg-type]
 
@@ -73,8 +82,9 @@ def test_same_results_as_local(tmp_path: Path) -> None:
 
 def test_dying_worker_retried_once_then_failed_others_finish(tmp_path: Path) -> None:
     marker = tmp_path / "died-once"
-    specs = (_specs(KILL, (0,)) + _specs("point-pd", (0, 1))
-             + _specs(DIE_ONCE, (5,), marker=str(marker)))
+    specs = (
+        _specs(KILL, (0,)) + _specs("point-pd", (0, 1)) + _specs(DIE_ONCE, (5,), marker=str(marker))
+    )
     results = benchmarks.run(specs, store=tmp_path / "r.db", executor="ray", progress=False)
     by = {(r.agent_name, r.seed): r for r in results}
     killed = by[(KILL, 0)]
@@ -86,7 +96,10 @@ def test_dying_worker_retried_once_then_failed_others_finish(tmp_path: Path) -> 
     # the agent that died on its first attempt finished on the retry, which is recorded
     once = by[(DIE_ONCE, 5)]
     assert marker.exists() and once.status == "FINISHED", once.traceback
-    assert len(once.extra["executor_retries"]) == 1 and "status 17" in once.extra["executor_retries"][0]
+    assert (
+        len(once.extra["executor_retries"]) == 1
+        and "status 17" in once.extra["executor_retries"][0]
+    )
     # an exception (here SystemExit) is FAILED at once: no retry, the traceback says why
     (exit_result,) = RayExecutor().run(_specs(SYS_EXIT, (0,)))
     assert exit_result.status == "FAILED" and "SystemExit: 3" in (exit_result.traceback or "")
@@ -98,12 +111,16 @@ def test_hang_is_failed_at_the_timeout_and_a_dead_ray_worker_is_retried(tmp_path
     """The wall-clock limit holds on Ray too; an agent that kills the Ray worker itself (not
     just its trial's child) goes through Ray's death accounting: retried once, then FAILED."""
     specs = _specs(HANG, (0,)) + _specs(KILL_WORKER, (0,)) + _specs("random", (0,))
-    results = benchmarks.run(specs, store=tmp_path / "h.db", executor="ray", progress=False, trial_timeout=5)
+    results = benchmarks.run(
+        specs, store=tmp_path / "h.db", executor="ray", progress=False, trial_timeout=5
+    )
     by = {r.agent_name: r for r in results}
     assert by[HANG].status == "FAILED" and "TrialTimeout" in (by[HANG].traceback or "")
     assert 5 <= by[HANG].wall_time_s < 5 + 10
     assert by[KILL_WORKER].status == "FAILED"
-    assert "worker process died during the trial (2 attempts on Ray)" in (by[KILL_WORKER].traceback or "")
+    assert "worker process died during the trial (2 attempts on Ray)" in (
+        by[KILL_WORKER].traceback or ""
+    )
     assert by["random"].status == "FINISHED", by["random"].traceback
 
 
@@ -121,7 +138,9 @@ def test_restarted_run_skips_finished_and_interrupted_run_loses_nothing(tmp_path
                     raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        benchmarks.run(specs, store=db, executor=StopAfter(fresh_worker_per_trial=False), progress=False)
+        benchmarks.run(
+            specs, store=db, executor=StopAfter(fresh_worker_per_trial=False), progress=False
+        )
     assert ResultsStore(db).count() == 2
     finished = ResultsStore(db).finished_keys()
     submitted: list[str] = []
@@ -131,24 +150,41 @@ def test_restarted_run_skips_finished_and_interrupted_run_loses_nothing(tmp_path
             submitted.extend(s.key for s in todo)
             yield from super().run(todo)
 
-    results = benchmarks.run(specs, store=db, executor=Recording(fresh_worker_per_trial=False), progress=False)
+    results = benchmarks.run(
+        specs, store=db, executor=Recording(fresh_worker_per_trial=False), progress=False
+    )
     assert set(submitted) == {s.key for s in specs} - finished  # nothing finished runs again
     assert [r.status for r in results] == ["FINISHED"] * 3 + ["FAILED"]
     submitted.clear()
-    benchmarks.run(specs, store=db, executor=Recording(fresh_worker_per_trial=False), progress=False)
+    benchmarks.run(
+        specs, store=db, executor=Recording(fresh_worker_per_trial=False), progress=False
+    )
     assert submitted == [specs[-1].key]  # only the FAILED trial is tried again
 
 
 def test_driver_registrations_reach_the_workers(tmp_path: Path) -> None:
     """A task and an agent name registered at run time in the driver work on Ray workers."""
-    quick = Task(id="scaleout/quick-reach", version=0, family="tutorial", env_id="icml26/PointReach-v0",
-                 run_trial="icml26.benchmarks.generic:run_trial",
-                 metrics=(Metric("return", "max"), Metric("success_rate", "max", 0, 1),
-                          Metric("episode_length", "min")),
-                 primary_metric="return", budget=Budget(), seeds=(0,), eval_episodes=2)
+    quick = Task(
+        id="scaleout/quick-reach",
+        version=0,
+        family="tutorial",
+        env_id="icml26/PointReach-v0",
+        run_trial="icml26.benchmarks.generic:run_trial",
+        metrics=(
+            Metric("return", "max"),
+            Metric("success_rate", "max", 0, 1),
+            Metric("episode_length", "min"),
+        ),
+        primary_metric="return",
+        budget=Budget(),
+        seeds=(0,),
+        eval_episodes=2,
+    )
     benchmarks.register_task(quick)
     agents.register("scaleout-pd", "icml26.agents.tutorial.pd:PDController", "tutorial")
-    (r,) = RayExecutor(fresh_worker_per_trial=False).run([TrialSpec(quick.id, 0, "scaleout-pd", {}, 0)])
+    (r,) = RayExecutor(fresh_worker_per_trial=False).run(
+        [TrialSpec(quick.id, 0, "scaleout-pd", {}, 0)]
+    )
     assert r.status == "FINISHED", r.traceback
     assert len(r.scores) == 2 and r.metrics["success_rate"] == 1.0
 
@@ -162,11 +198,15 @@ def test_driver_and_worker_disagreeing_on_a_task_is_a_failed_trial() -> None:
     finally:
         benchmarks.register_task(original, replace=True)
     assert benchmarks.get_task(TASK) == original
-    assert r.status == "FAILED" and "VersionSkewError: task tutorial/point-reach@v0 differs" in (r.traceback or "")
+    assert r.status == "FAILED" and "VersionSkewError: task tutorial/point-reach@v0 differs" in (
+        r.traceback or ""
+    )
 
 
 def test_infeasible_resource_request_fails_fast() -> None:
-    with pytest.raises(ValueError, match="no node of the Ray cluster can run a trial asking for 1 CPU and 1 GPU"):
+    with pytest.raises(
+        ValueError, match="no node of the Ray cluster can run a trial asking for 1 CPU and 1 GPU"
+    ):
         list(RayExecutor(gpus_per_trial=1).run(_specs("random", (0,))))
     with pytest.raises(ValueError, match="3 CPU"):
         list(RayExecutor(cpus_per_trial=3).run(_specs("random", (0,))))
@@ -174,16 +214,53 @@ def test_infeasible_resource_request_fails_fast() -> None:
 
 def test_cli_ray_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "cli.db"
-    rc = cli.main(["run", "--task", TASK, "--agent", "point-pd", "--seeds", "0", "--executor", "ray",
-                   "--cpus-per-trial", "1", "--store", str(db)])
+    rc = cli.main(
+        [
+            "run",
+            "--task",
+            TASK,
+            "--agent",
+            "point-pd",
+            "--seeds",
+            "0",
+            "--executor",
+            "ray",
+            "--cpus-per-trial",
+            "1",
+            "--store",
+            str(db),
+        ]
+    )
     assert rc == 0
     assert ResultsStore(db).count("FINISHED") == 1
-    rc = cli.main(["run", "--task", TASK, "--agent", "point-pd", "--seeds", "0", "--ray-address", "auto",
-                   "--store", str(db)])
+    rc = cli.main(
+        [
+            "run",
+            "--task",
+            TASK,
+            "--agent",
+            "point-pd",
+            "--seeds",
+            "0",
+            "--ray-address",
+            "auto",
+            "--store",
+            str(db),
+        ]
+    )
     assert rc == 2
     assert "--ray-address only apply to --executor ray" in capsys.readouterr().err
-    ns = cli.build_parser().parse_args(["bench", "--executor", "ray", "--ray-address", "ray://head:10001",
-                                        "--gpus-per-trial", "0.5"])
+    ns = cli.build_parser().parse_args(
+        [
+            "bench",
+            "--executor",
+            "ray",
+            "--ray-address",
+            "ray://head:10001",
+            "--gpus-per-trial",
+            "0.5",
+        ]
+    )
     assert cli._executor_options(ns) == {"address": "ray://head:10001", "gpus_per_trial": 0.5}
 
 
@@ -191,8 +268,9 @@ def test_cli_ray_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_ray_results_into_postgresql() -> None:
     specs = _specs("random", (0, 1)) + _specs(KILL, (1,))
     with fresh_postgres_database(os.environ[PG_ENV]) as url:
-        results = benchmarks.run(specs, store=url, executor=RayExecutor(fresh_worker_per_trial=False),
-                                 progress=False)
+        results = benchmarks.run(
+            specs, store=url, executor=RayExecutor(fresh_worker_per_trial=False), progress=False
+        )
         with ResultsStore(url) as st:
             assert st.count("FINISHED") == 2 and st.count("FAILED") == 1
             assert [st.get(r.key).to_dict() for r in results] == [r.to_dict() for r in results]  # type: ignore[union-attr]

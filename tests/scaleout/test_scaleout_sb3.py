@@ -42,8 +42,19 @@ def test_subproc_vec_env_spawn_matches_plain_envs(spec: dict) -> None:
         assert venv.observation_space == refs[0].observation_space and venv.action_space == space
         assert_same(venv.reset(), _stack(ref_obs, refs[0].observation_space), "reset")
         for t, acts in enumerate(actions):
-            batch = np.stack(acts) if isinstance(space, (gym.spaces.Box, gym.spaces.Discrete,
-                                                        gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)) else acts
+            batch = (
+                np.stack(acts)
+                if isinstance(
+                    space,
+                    (
+                        gym.spaces.Box,
+                        gym.spaces.Discrete,
+                        gym.spaces.MultiDiscrete,
+                        gym.spaces.MultiBinary,
+                    ),
+                )
+                else acts
+            )
             obs, rewards, dones, infos = venv.step(batch)
             expected_obs, expected_rew = [], []
             for i, env in enumerate(refs):
@@ -51,7 +62,9 @@ def test_subproc_vec_env_spawn_matches_plain_envs(spec: dict) -> None:
                 expected_rew.append(float(r))
                 assert bool(dones[i]) == (term or trunc), f"step {t} env {i}: done flag"
                 if term or trunc:
-                    assert_same(infos[i]["terminal_observation"], o, f"step {t} env {i} terminal obs")
+                    assert_same(
+                        infos[i]["terminal_observation"], o, f"step {t} env {i} terminal obs"
+                    )
                     o, _ = env.reset()
                 expected_obs.append(o)
             assert_same(obs, _stack(expected_obs, refs[0].observation_space), f"step {t} obs")
@@ -69,7 +82,9 @@ def test_ppo_trains_on_spawned_workers() -> None:
 
     venv = make_vec_env("icml26/PointReach-v0", n_envs=2, seed=0)
     try:
-        model = PPO("MlpPolicy", venv, n_steps=256, batch_size=128, n_epochs=1, seed=0, device="cpu")
+        model = PPO(
+            "MlpPolicy", venv, n_steps=256, batch_size=128, n_epochs=1, seed=0, device="cpu"
+        )
         model.learn(1024)
     finally:
         venv.close()
@@ -94,8 +109,15 @@ def test_bad_arguments_are_named() -> None:
     assert env_fn("icml26/PointReach-v0")().spec.id == "icml26/PointReach-v0"
 
 
-@pytest.mark.parametrize("env_id", ["icml26/LoopReasoning-v0", "icml26/SpaCEInterference-v0",
-                                    "icml26/WeatherRollout-v0", "icml26/BoltzmannGMM40-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "icml26/LoopReasoning-v0",
+        "icml26/SpaCEInterference-v0",
+        "icml26/WeatherRollout-v0",
+        "icml26/BoltzmannGMM40-v0",
+    ],
+)
 def test_ppo_runs_on_every_kind_of_wrapped_env(env_id: str) -> None:
     """SB3's PPO, unmodified, collects and trains on ``wrap(env)`` for each wrapper kind (Text
     tokens, flattened Dict, normalized unbounded Box) through ``make_vec_env(wrapper_class=wrap)``."""
@@ -104,10 +126,20 @@ def test_ppo_runs_on_every_kind_of_wrapped_env(env_id: str) -> None:
     from icml26.integrations.sb3 import wrap
 
     spec = next(s for s in ENV_SPECS if s["id"] == env_id)
-    venv = make_vec_env(env_id, n_envs=1, seed=0, vec_env="dummy", env_kwargs=spec.get("test_kwargs"),
-                        wrapper_class=wrap)
+    venv = make_vec_env(
+        env_id,
+        n_envs=1,
+        seed=0,
+        vec_env="dummy",
+        env_kwargs=spec.get("test_kwargs"),
+        wrapper_class=wrap,
+    )
     try:
-        policy = "MultiInputPolicy" if isinstance(venv.observation_space, gym.spaces.Dict) else "MlpPolicy"
+        policy = (
+            "MultiInputPolicy"
+            if isinstance(venv.observation_space, gym.spaces.Dict)
+            else "MlpPolicy"
+        )
         model = PPO(policy, venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
         model.learn(64)
         assert model.num_timesteps == 64

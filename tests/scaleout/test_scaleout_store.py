@@ -25,8 +25,13 @@ from icml26.protocol import TrialResult
 
 BACKENDS = [
     "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.skipif(
-        not os.environ.get(PG_ENV), reason=f"{PG_ENV} is not set (.ci/run starts a server and sets it)")),
+    pytest.param(
+        "postgresql",
+        marks=pytest.mark.skipif(
+            not os.environ.get(PG_ENV),
+            reason=f"{PG_ENV} is not set (.ci/run starts a server and sets it)",
+        ),
+    ),
 ]
 
 
@@ -35,6 +40,7 @@ def new_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ca
     """A factory of URLs of new, empty stores on the back end under test."""
     made: list[str] = []
     with ExitStack() as stack:
+
         def make() -> str:
             if request.param == "sqlite":
                 made.append(f"sqlite:///{tmp_path / f'store{len(made)}.db'}")
@@ -50,10 +56,23 @@ def store_url(new_store_url: Callable[[], str]) -> str:
     return new_store_url()
 
 
-def _result(agent: str = "random", seed: int = 0, status: str = "FINISHED", task: str = "tutorial/point-reach",
-            **kw: object) -> TrialResult:
-    base: dict = dict(task_id=task, task_version=0, agent_name=agent, agent_version="1", seed=seed,
-                      status=status, packages={"python": "3.11"}, started_at="2026-01-01T00:00:00+00:00")
+def _result(
+    agent: str = "random",
+    seed: int = 0,
+    status: str = "FINISHED",
+    task: str = "tutorial/point-reach",
+    **kw: object,
+) -> TrialResult:
+    base: dict = dict(
+        task_id=task,
+        task_version=0,
+        agent_name=agent,
+        agent_version="1",
+        seed=seed,
+        status=status,
+        packages={"python": "3.11"},
+        started_at="2026-01-01T00:00:00+00:00",
+    )
     if status == "FINISHED":
         base.update(metrics={"return": -20.5, "success_rate": 1.0}, scores=[-20.0, -21.0])
     else:
@@ -63,9 +82,14 @@ def _result(agent: str = "random", seed: int = 0, status: str = "FINISHED", task
 
 
 def test_round_trip_is_exact(store_url: str) -> None:
-    r = _result(agent="агент-π ✓", seed=2**40 + 3, agent_kwargs={"lr": 3e-4, "layers": [64, 64], "x": None},
-                scores=[-1.5, float("nan"), float("inf"), -1e-300], extra={"curve": [0.1, 0.2], "note": "é\u2028"},
-                metrics={"return": -1.25, "success_rate": 0.0})
+    r = _result(
+        agent="агент-π ✓",
+        seed=2**40 + 3,
+        agent_kwargs={"lr": 3e-4, "layers": [64, 64], "x": None},
+        scores=[-1.5, float("nan"), float("inf"), -1e-300],
+        extra={"curve": [0.1, 0.2], "note": "é\u2028"},
+        metrics={"return": -1.25, "success_rate": 0.0},
+    )
     failed = _result(agent="crash", status="FAILED", traceback="x" * 200_000 + "\nboom \x01 end")
     with ResultsStore(store_url) as st:
         st.put(r)
@@ -89,12 +113,21 @@ def test_replace_filters_order_count_delete(store_url: str) -> None:
         assert st.count() == 6 and st.count("FINISHED") == 5 and st.count("FAILED") == 1
         rows = st.results(task_id="tutorial/point-reach")
         # ordered by task, agent, then seed numerically (10 after 2)
-        assert [(r.agent_name, r.seed) for r in rows] == [("a", 1), ("a", 2), ("a", 10), ("b", 1), ("c", 0)]
+        assert [(r.agent_name, r.seed) for r in rows] == [
+            ("a", 1),
+            ("a", 2),
+            ("a", 10),
+            ("b", 1),
+            ("c", 0),
+        ]
         # "tutorial/other" sorts before "tutorial/point-reach"
         assert [r.seed for r in st.results(agent_name="a")] == [3, 1, 2, 10]
         assert [r.agent_name for r in st.results(status="FAILED")] == ["c"]
         keys = st.finished_keys()
-        assert _result(agent="b", seed=1).key in keys and _result(agent="c", status="FAILED").key not in keys
+        assert (
+            _result(agent="b", seed=1).key in keys
+            and _result(agent="c", status="FAILED").key not in keys
+        )
         assert st.delete([_result(agent="a", seed=s).key for s in (1, 2)]) == 2
         assert st.delete([]) == 0 and st.count() == 4
 
@@ -135,8 +168,11 @@ def test_concurrent_schema_creation(new_store_url: Callable[[], str]) -> None:
         errors: list[BaseException] = []
         barrier = threading.Barrier(8)
 
-        def opener(url: str = url, barrier: threading.Barrier = barrier,
-                   errors: list[BaseException] = errors) -> None:
+        def opener(
+            url: str = url,
+            barrier: threading.Barrier = barrier,
+            errors: list[BaseException] = errors,
+        ) -> None:
             try:
                 barrier.wait()
                 with ResultsStore(url) as st:
@@ -158,7 +194,9 @@ def test_concurrent_schema_creation(new_store_url: Callable[[], str]) -> None:
 def test_runner_resumes_on_store(store_url: str) -> None:
     """The runner writes each trial and a second run only runs what is not FINISHED."""
     crash = "icml26.testing.faulty_agents:CrashingAgent"
-    specs = [TrialSpec("tutorial/point-reach", 0, a, {}, s) for a in ("point-pd", crash) for s in (0, 1)]
+    specs = [
+        TrialSpec("tutorial/point-reach", 0, a, {}, s) for a in ("point-pd", crash) for s in (0, 1)
+    ]
     first = benchmarks.run(specs, store=store_url, progress=False)
     assert [r.status for r in first] == ["FINISHED", "FINISHED", "FAILED", "FAILED"]
     ran: list[str] = []

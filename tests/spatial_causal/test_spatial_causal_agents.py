@@ -49,7 +49,9 @@ def test_oracle_error_near_zero_on_large_simulations() -> None:
     assert np.abs(rgg[:, :2]).mean() < 0.03 and np.abs(rgg[:, :2]).max() < 0.08
     # it also absorbs the confounder-modulated spillover (U x e term) and the nonlinear variant
     for variant in ("confmod", "nonlinear"):
-        err = _errors(OracleRegression(), range(3), variant=variant, n_rows=60, n_cols=60, confounder="spde")
+        err = _errors(
+            OracleRegression(), range(3), variant=variant, n_rows=60, n_cols=60, confounder="spde"
+        )
         assert np.abs(err[:, :2]).mean() < 0.05 and np.abs(err[:, :2]).max() < 0.1, variant
 
 
@@ -74,7 +76,9 @@ def test_exposure_ols_bias_vanishes_without_confounding() -> None:
     assert conf[:, 0].mean() > 0.2 and conf[:, 1].mean() > 1.0
 
 
-def _lag_data(rho: float, beta: float, theta: float, seed: int = 0) -> tuple[dict, SpatialData, np.ndarray]:
+def _lag_data(
+    rho: float, beta: float, theta: float, seed: int = 0
+) -> tuple[dict, SpatialData, np.ndarray]:
     """Data from a true spatial Durbin model on a 30 x 30 queen grid."""
     rng = np.random.default_rng(seed)
     coords, adj = graphs.grid_graph(30, 30)
@@ -84,8 +88,15 @@ def _lag_data(rho: float, beta: float, theta: float, seed: int = 0) -> tuple[dic
     x = rng.standard_normal((n, 2))
     m = np.linalg.inv(np.eye(n) - rho * w.toarray())
     y = m @ (beta * a + theta * (w @ a) + x @ np.array([0.5, -0.3]) + 0.3 * rng.standard_normal(n))
-    obs = {"coords": coords, "covariates": x, "treatment": a.astype(np.int8), "outcome": y,
-           "neighbors": graphs.neighbor_table(adj, 8), "scored": np.ones(n, np.int8), "radius": 1}
+    obs = {
+        "coords": coords,
+        "covariates": x,
+        "treatment": a.astype(np.int8),
+        "outcome": y,
+        "neighbors": graphs.neighbor_table(adj, 8),
+        "scored": np.ones(n, np.int8),
+        "radius": 1,
+    }
     s_mat = m @ (beta * np.eye(n) + theta * w.toarray())
     return obs, SpatialData.from_observation(obs), s_mat
 
@@ -100,7 +111,9 @@ def test_s2sls_and_durbin_recover_a_true_spatial_lag_model() -> None:
             act = model.act(obs)
             rhos.append(model.rho)
             de_err.append(act["direct"][0] - float(np.mean(np.diag(s_mat))))
-            se_err.append(act["spillover"][0] - float(np.mean((data.ball > 0).multiply(s_mat).sum(1))))
+            se_err.append(
+                act["spillover"][0] - float(np.mean((data.ball > 0).multiply(s_mat).sum(1)))
+            )
         assert np.mean(rhos) == pytest.approx(rho, abs=0.05)
         assert abs(np.mean(de_err)) < 0.03 and abs(np.mean(se_err)) < 0.08
 
@@ -118,7 +131,10 @@ def test_thin_plate_spline_fits_a_smooth_surface() -> None:
 
 
 def test_per_unit_counterfactuals_match_brute_force() -> None:
-    d = simulate(SimulationConfig(n_rows=7, n_cols=7, confounder="gp", length_scale=3.0), np.random.default_rng(0))
+    d = simulate(
+        SimulationConfig(n_rows=7, n_cols=7, confounder="gp", length_scale=3.0),
+        np.random.default_rng(0),
+    )
     data = SpatialData.from_observation(d.observation())
     prop = (data.adj + sp.identity(data.n)).tocsr()
 
@@ -128,7 +144,7 @@ def test_per_unit_counterfactuals_match_brute_force() -> None:
 
     cf = per_unit_counterfactuals(data, predict, receptive_hops=2 + 1)
     for i in range(data.n):
-        nb = data.ball.indices[data.ball.indptr[i]:data.ball.indptr[i + 1]]
+        nb = data.ball.indices[data.ball.indptr[i] : data.ball.indptr[i + 1]]
         for v in (0, 1):
             a = data.a.copy()
             a[i] = v
@@ -141,14 +157,20 @@ def test_per_unit_counterfactuals_match_brute_force() -> None:
 def test_learned_agents_run_deterministically_on_a_small_grid() -> None:
     env = gym.make(ENV_ID, n_rows=14, n_cols=14, confounder="gp", length_scale=4.0)
     obs, info = env.reset(seed=3)
-    for name, kwargs in (("spatial-deconfounder", {"epochs": 60}), ("sc-gcn", {"epochs": 40}),
-                         ("spatial-deconfounder", {"epochs": 40, "head": "mlp", "head_epochs": 40})):
+    for name, kwargs in (
+        ("spatial-deconfounder", {"epochs": 60}),
+        ("sc-gcn", {"epochs": 40}),
+        ("spatial-deconfounder", {"epochs": 40, "head": "mlp", "head_epochs": 40}),
+    ):
         outs = []
         for _ in range(2):
             agent = agents.make(name, **kwargs)
             agent.reset(7)
             outs.append(agent.act(obs, info))
-        assert outs[0]["direct"][0] == outs[1]["direct"][0] and outs[0]["spillover"][0] == outs[1]["spillover"][0]
+        assert (
+            outs[0]["direct"][0] == outs[1]["direct"][0]
+            and outs[0]["spillover"][0] == outs[1]["spillover"][0]
+        )
         assert np.isfinite(outs[0]["erf"]).all()
         env.reset(seed=3)
         _, r, *_ = env.step(outs[0])

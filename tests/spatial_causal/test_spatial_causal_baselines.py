@@ -43,11 +43,17 @@ def test_v1_task_scores_the_null_estimator_on_the_same_data_sets() -> None:
     assert v1.primary_metric == "spillover_error" and v1.env_kwargs["erf_points"] == 5
     ols = run_trial(v1, agents.make("sc-ols"), seed=3)
     # sc-ols is the null estimator: its paired differences are exactly zero
-    assert ols.metrics["spillover_error_vs_null"] == 0.0 and ols.metrics["direct_error_vs_null"] == 0.0
+    assert (
+        ols.metrics["spillover_error_vs_null"] == 0.0 and ols.metrics["direct_error_vs_null"] == 0.0
+    )
     olsx = run_trial(v1, agents.make("sc-ols-exposure"), seed=3)
     for a, b in zip(ols.extra["episodes"], olsx.extra["episodes"]):
-        assert a["seed"] == b["seed"] and b["null_spillover_error"] == pytest.approx(a["spillover_error"])
-        assert b["spillover_error_vs_null"] == pytest.approx(b["spillover_error"] - a["spillover_error"])
+        assert a["seed"] == b["seed"] and b["null_spillover_error"] == pytest.approx(
+            a["spillover_error"]
+        )
+        assert b["spillover_error_vs_null"] == pytest.approx(
+            b["spillover_error"] - a["spillover_error"]
+        )
         # the null's SE error is |0 - SE| / sd(Y)
         assert a["null_spillover_error"] == pytest.approx(abs(a["truth_spillover"]) / a["sd_y"])
         assert set(b["r2"]) == {"r2_u_ring_means", "r2_u_spline_of_a", "r2_u_tps_basis"}
@@ -89,7 +95,10 @@ def test_r_squared_on_a_known_confounder() -> None:
 
 
 def test_proxy_r2_sees_a_smooth_confounder_and_the_latent() -> None:
-    d = simulate(SimulationConfig(n_rows=20, n_cols=20, confounder="gp", length_scale=8.0), np.random.default_rng(1))
+    d = simulate(
+        SimulationConfig(n_rows=20, n_cols=20, confounder="gp", length_scale=8.0),
+        np.random.default_rng(1),
+    )
     data = SpatialData.from_observation(d.observation())
     out = proxy_r2(data, d.confounder, latent=d.confounder[:, None] * 2.0 + 1.0)
     assert out["r2_u_latent"] == pytest.approx(1.0, abs=1e-10)
@@ -121,8 +130,15 @@ def test_horvitz_thompson_is_unbiased_with_the_true_propensities() -> None:
     n = coords.shape[0]
     x = rng.standard_normal(n)
     pi = 1 / (1 + np.exp(-(0.3 + 0.8 * x)))
-    obs = {"coords": coords, "covariates": x[:, None], "treatment": np.zeros(n, np.int8), "outcome": np.zeros(n),
-           "neighbors": graphs.neighbor_table(adj, 4), "scored": np.ones(n, np.int8), "radius": 1}
+    obs = {
+        "coords": coords,
+        "covariates": x[:, None],
+        "treatment": np.zeros(n, np.int8),
+        "outcome": np.zeros(n),
+        "neighbors": graphs.neighbor_table(adj, 4),
+        "scored": np.ones(n, np.int8),
+        "radius": 1,
+    }
     base = SpatialData.from_observation(obs)
     units = np.diff(base.ball.indptr) > 0
     est = []
@@ -155,9 +171,18 @@ def _bias(name: str, seeds: range, **kwargs: object) -> np.ndarray:
 UNCONFOUNDED = dict(conf_a=0.0, conf_y=0.0, treatment_noise=0.0, adjacency="rook")
 
 
-@pytest.mark.parametrize("name, de_tol, se_tol", [("sc-ipw", 0.08, 0.15), ("sc-aipw", 0.08, 0.1),
-                                                  ("sc-gm-error", 0.05, 0.05), ("sc-ht", 0.08, 0.35)])
-def test_new_baselines_recover_known_effects_without_confounding(name: str, de_tol: float, se_tol: float) -> None:
+@pytest.mark.parametrize(
+    "name, de_tol, se_tol",
+    [
+        ("sc-ipw", 0.08, 0.15),
+        ("sc-aipw", 0.08, 0.1),
+        ("sc-gm-error", 0.05, 0.05),
+        ("sc-ht", 0.08, 0.35),
+    ],
+)
+def test_new_baselines_recover_known_effects_without_confounding(
+    name: str, de_tol: float, se_tol: float
+) -> None:
     # the propensity is logistic in X (the agents' model); DE = 1, SE = 0.5 in outcome units
     b = _bias(name, range(3), **UNCONFOUNDED)
     assert abs(b[:, 0].mean()) < de_tol and abs(b[:, 1].mean()) < se_tol, b
@@ -181,15 +206,24 @@ def test_gm_error_recovers_a_true_spatial_error_model() -> None:
         x = rng.standard_normal((n, 2))
         u = np.linalg.solve(np.eye(n) - 0.6 * w.toarray(), 0.5 * rng.standard_normal(n))
         y = 1 + 1.0 * a + 0.8 * (w @ a) + x @ np.array([0.5, -0.3]) + u
-        obs = {"coords": coords, "covariates": x, "treatment": a.astype(np.int8), "outcome": y,
-               "neighbors": graphs.neighbor_table(adj, 8), "scored": np.ones(n, np.int8), "radius": 1}
+        obs = {
+            "coords": coords,
+            "covariates": x,
+            "treatment": a.astype(np.int8),
+            "outcome": y,
+            "neighbors": graphs.neighbor_table(adj, 8),
+            "scored": np.ones(n, np.int8),
+            "radius": 1,
+        }
         agent = GMError()
         act = agent.act(obs)
         lams.append(agent.diagnostics["lambda"])
         des.append(act["direct"][0])
         ses.append(act["spillover"][0])
     assert np.mean(lams) == pytest.approx(0.6, abs=0.08)
-    assert np.mean(des) == pytest.approx(1.0, abs=0.05) and np.mean(ses) == pytest.approx(0.8, abs=0.1)
+    assert np.mean(des) == pytest.approx(1.0, abs=0.05) and np.mean(ses) == pytest.approx(
+        0.8, abs=0.1
+    )
     # with no spatial dependence the moment estimate is near 0
     lam0, s2 = kelejian_prucha_lambda(rng.standard_normal(n), w)
     assert abs(lam0) < 0.1 and s2 == pytest.approx(1.0, abs=0.1)
@@ -200,17 +234,20 @@ def test_gm_error_recovers_a_true_spatial_error_model() -> None:
 
 def test_patch_laplacian_matches_a_hand_built_one() -> None:
     # 3 x 3 patch, 4-connectivity, pixels 0..8 row-major: corners degree 2, edges 3, centre 4
-    hand = np.array([
-        [2, -1, 0, -1, 0, 0, 0, 0, 0],
-        [-1, 3, -1, 0, -1, 0, 0, 0, 0],
-        [0, -1, 2, 0, 0, -1, 0, 0, 0],
-        [-1, 0, 0, 3, -1, 0, -1, 0, 0],
-        [0, -1, 0, -1, 4, -1, 0, -1, 0],
-        [0, 0, -1, 0, -1, 3, 0, 0, -1],
-        [0, 0, 0, -1, 0, 0, 2, -1, 0],
-        [0, 0, 0, 0, -1, 0, -1, 3, -1],
-        [0, 0, 0, 0, 0, -1, 0, -1, 2],
-    ], dtype=float)
+    hand = np.array(
+        [
+            [2, -1, 0, -1, 0, 0, 0, 0, 0],
+            [-1, 3, -1, 0, -1, 0, 0, 0, 0],
+            [0, -1, 2, 0, 0, -1, 0, 0, 0],
+            [-1, 0, 0, 3, -1, 0, -1, 0, 0],
+            [0, -1, 0, -1, 4, -1, 0, -1, 0],
+            [0, 0, -1, 0, -1, 3, 0, 0, -1],
+            [0, 0, 0, -1, 0, 0, 2, -1, 0],
+            [0, 0, 0, 0, -1, 0, -1, 3, -1],
+            [0, 0, 0, 0, 0, -1, 0, -1, 2],
+        ],
+        dtype=float,
+    )
     np.testing.assert_array_equal(patch_laplacian(1, 4), hand)
     l8 = patch_laplacian(1, 8)
     assert np.diag(l8).tolist() == [3, 5, 3, 5, 8, 5, 3, 5, 3] and np.allclose(l8.sum(1), 0)
@@ -223,8 +260,21 @@ def test_patch_laplacian_matches_a_hand_built_one() -> None:
     rng = np.random.default_rng(0)
     mu, logvar = rng.standard_normal((5, 9, 2)), rng.standard_normal((5, 9, 2))
     lap_eps = hand + 1e-5 * np.eye(9)
-    by_hand = np.mean([10 / 2 * sum(mu[b, :, c] @ lap_eps @ mu[b, :, c] + np.diag(lap_eps) @ np.exp(logvar[b, :, c])
-                                    for c in range(2)) - 0.5 * logvar[b].sum() for b in range(5)]) / 18
+    by_hand = (
+        np.mean(
+            [
+                10
+                / 2
+                * sum(
+                    mu[b, :, c] @ lap_eps @ mu[b, :, c] + np.diag(lap_eps) @ np.exp(logvar[b, :, c])
+                    for c in range(2)
+                )
+                - 0.5 * logvar[b].sum()
+                for b in range(5)
+            ]
+        )
+        / 18
+    )
     assert gmrf_kl_numpy(mu, logvar, hand, 10.0, 1e-5) == pytest.approx(by_hand, rel=1e-12)
     t = gmrf_kl(torch.tensor(mu), torch.tensor(logvar), torch.tensor(lap_eps), 10.0)
     assert float(t) == pytest.approx(by_hand, rel=1e-10)
@@ -237,10 +287,14 @@ def test_reference_deconfounder_runs_on_lattices_only() -> None:
     assert units.size == 12 * 12 and idx.shape == (144, 9)
     centre = obs["coords"][idx[:, 4]]
     np.testing.assert_array_equal(centre, obs["coords"][units])
-    np.testing.assert_array_equal(obs["coords"][idx[:, 0]] - centre, np.tile([-1.0, -1.0], (144, 1)))
+    np.testing.assert_array_equal(
+        obs["coords"][idx[:, 0]] - centre, np.tile([-1.0, -1.0], (144, 1))
+    )
     outs = []
     for _ in range(2):
-        agent = agents.make("spatial-deconfounder-ref", epochs=30, betas=(1e-5, 1e-4), check_samples=5)
+        agent = agents.make(
+            "spatial-deconfounder-ref", epochs=30, betas=(1e-5, 1e-4), check_samples=5
+        )
         agent.reset(5)
         outs.append(agent.act(obs, info))
     assert outs[0]["spillover"][0] == outs[1]["spillover"][0] and outs[0]["erf"].shape == (5,)
@@ -267,7 +321,9 @@ def test_erf_points_score_more_levels_on_the_same_data() -> None:
     data = env5.unwrapped._data
     erf = data.truth()["erf"]
     s = data.scored
-    assert erf[0] == pytest.approx(data.y_nbr[s, 0].mean()) and erf[-1] == pytest.approx(data.y_nbr[s, 1].mean())
+    assert erf[0] == pytest.approx(data.y_nbr[s, 0].mean()) and erf[-1] == pytest.approx(
+        data.y_nbr[s, 1].mean()
+    )
     # linear exposure response, 8 queen neighbours: floor(q 8) / 8 = q, so the truth is linear in q
     np.testing.assert_allclose(np.diff(erf, 2), 0.0, atol=1e-9)
     with pytest.raises(ValueError, match=r"shape \(5,\)"):
@@ -276,7 +332,9 @@ def test_erf_points_score_more_levels_on_the_same_data() -> None:
         SimulationConfig(erf_points=2)
     # the oracle's curve is close at every level
     oracle = agents.make("sc-oracle")
-    env5r = gym.make(ENV_ID, erf_points=5, reveal_confounder=True, n_rows=30, n_cols=30, confounder="gp")
+    env5r = gym.make(
+        ENV_ID, erf_points=5, reveal_confounder=True, n_rows=30, n_cols=30, confounder="gp"
+    )
     obs, info = env5r.reset(seed=0)
     _, _, _, _, res = env5r.step(oracle.act(obs, info))
     assert res["erf_error"] < 0.06
@@ -292,8 +350,13 @@ def test_curves_of_the_lag_models_and_the_per_unit_counterfactuals() -> None:
     for name in ("sc-s2sls", "sc-durbin"):
         act = agents.make(name).act(obs, info)
         # the curve's end points differ by exactly the model's spillover effect
-        assert act["erf"].shape == (5,) and act["erf"][-1] - act["erf"][0] == pytest.approx(act["spillover"][0])
-    d = simulate(SimulationConfig(n_rows=7, n_cols=7, confounder="gp", length_scale=3.0), np.random.default_rng(0))
+        assert act["erf"].shape == (5,) and act["erf"][-1] - act["erf"][0] == pytest.approx(
+            act["spillover"][0]
+        )
+    d = simulate(
+        SimulationConfig(n_rows=7, n_cols=7, confounder="gp", length_scale=3.0),
+        np.random.default_rng(0),
+    )
     data = SpatialData.from_observation(d.observation(), erf_levels=(0.0, 0.25, 0.5, 1.0))
     prop = (data.adj + sp.identity(data.n)).tocsr()
 
@@ -302,7 +365,7 @@ def test_curves_of_the_lag_models_and_the_per_unit_counterfactuals() -> None:
 
     cf = per_unit_counterfactuals(data, predict, receptive_hops=2)
     for i in range(data.n):
-        nb = data.ball.indices[data.ball.indptr[i]:data.ball.indptr[i + 1]]
+        nb = data.ball.indices[data.ball.indptr[i] : data.ball.indptr[i + 1]]
         for j, q in enumerate((0.0, 0.25, 0.5, 1.0)):
             a = data.a.copy()
             a[nb] = 0.0

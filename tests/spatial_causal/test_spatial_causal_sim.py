@@ -22,7 +22,9 @@ from icml26.envs.spatial_causal.simulator import (
 
 
 def _model(**kw: float) -> OutcomeModel:
-    base = dict(direct_effect=1.0, heterogeneity=0.3, spillover_effect=0.5, conf_y=1.0, nonlinearity=0.0)
+    base = dict(
+        direct_effect=1.0, heterogeneity=0.3, spillover_effect=0.5, conf_y=1.0, nonlinearity=0.0
+    )
     base.update(kw)
     return OutcomeModel(beta_y=np.array([0.5, 0.5]), **base)
 
@@ -60,8 +62,10 @@ def test_counterfactual_bookkeeping_on_hand_built_3x3_grid() -> None:
 
 
 def test_simulated_3x3_grid_scores_only_the_centre() -> None:
-    data = simulate(SimulationConfig(n_rows=3, n_cols=3, confounder="gp", length_scale=2.0),
-                    np.random.default_rng(0))
+    data = simulate(
+        SimulationConfig(n_rows=3, n_cols=3, confounder="gp", length_scale=2.0),
+        np.random.default_rng(0),
+    )
     assert data.scored.tolist() == [False] * 4 + [True] + [False] * 4
     truth = data.truth()
     # only the centre counts: DE = tau + h * X_41, SE = gamma (no confmod, linear)
@@ -70,7 +74,9 @@ def test_simulated_3x3_grid_scores_only_the_centre() -> None:
     e4 = data.treatment[[0, 1, 2, 3, 5, 6, 7, 8]].mean()
     assert data.outcome[4] - data.y_nbr[4, 0] == pytest.approx(0.5 * e4)
     assert data.y_half[4] - data.y_nbr[4, 0] == pytest.approx(0.5 * 0.5)  # 4 of 8 treated
-    assert truth["erf"].tolist() == pytest.approx([data.y_nbr[4, 0], data.y_half[4], data.y_nbr[4, 1]])
+    assert truth["erf"].tolist() == pytest.approx(
+        [data.y_nbr[4, 0], data.y_half[4], data.y_nbr[4, 1]]
+    )
     assert data.sd_y == pytest.approx(np.std(data.outcome))  # one scored unit: sd over all units
 
 
@@ -87,7 +93,9 @@ def test_hop_ball_matches_breadth_first_search() -> None:
 
 
 def test_rgg_degree_cap_and_table_roundtrip() -> None:
-    _, adj = graphs.random_geometric_graph(500, np.random.default_rng(2), mean_degree=9, max_degree=5)
+    _, adj = graphs.random_geometric_graph(
+        500, np.random.default_rng(2), mean_degree=9, max_degree=5
+    )
     deg = np.diff(adj.indptr)
     assert deg.max() <= 5 and (adj != adj.T).nnz == 0
     table = graphs.neighbor_table(adj, 5)
@@ -110,7 +118,9 @@ def test_morans_i_matches_definition() -> None:
     x = np.random.default_rng(4).standard_normal(42)
     z = x - x.mean()
     a = adj.toarray()
-    brute = 42 / a.sum() * sum(a[i, j] * z[i] * z[j] for i in range(42) for j in range(42)) / (z @ z)
+    brute = (
+        42 / a.sum() * sum(a[i, j] * z[i] * z[j] for i in range(42) for j in range(42)) / (z @ z)
+    )
     assert graphs.morans_i(x, adj) == pytest.approx(brute)
     # a linear trend is strongly positive, a checkerboard strongly negative on a rook grid
     _, rook = graphs.grid_graph(10, 10, "rook")
@@ -136,9 +146,19 @@ def test_exposure_weights_kernels() -> None:
 
 def test_gp_smoothness_grows_with_length_scale_and_matches_card() -> None:
     coords, adj = graphs.grid_graph(40, 40)
+
     def moran(ls: float) -> float:
-        return float(np.mean([graphs.morans_i(sample_confounder("gp", coords, adj, np.random.default_rng(s), ls), adj)
-                              for s in range(3)]))
+        return float(
+            np.mean(
+                [
+                    graphs.morans_i(
+                        sample_confounder("gp", coords, adj, np.random.default_rng(s), ls), adj
+                    )
+                    for s in range(3)
+                ]
+            )
+        )
+
     i2, i8 = moran(2.0), moran(8.0)
     assert i2 < i8
     assert 0.78 < i8 < 0.92  # method card: length-scale 8 cells on 40 x 40 gives Moran's I ~ 0.86
@@ -177,10 +197,17 @@ def test_same_seed_same_data_different_seed_different() -> None:
 
 def test_treated_fraction_and_positivity_knobs() -> None:
     for frac in (0.1, 0.7):
-        d = simulate(config_for_variant(f"sparse{int(frac * 100)}", n_rows=30, n_cols=30), np.random.default_rng(0))
+        d = simulate(
+            config_for_variant(f"sparse{int(frac * 100)}", n_rows=30, n_cols=30),
+            np.random.default_rng(0),
+        )
         assert d.propensity.mean() == pytest.approx(frac, abs=1e-6)
-    sharp = simulate(SimulationConfig(n_rows=30, n_cols=30, treatment_scale=6.0), np.random.default_rng(0))
-    soft = simulate(SimulationConfig(n_rows=30, n_cols=30, treatment_scale=1.0), np.random.default_rng(0))
+    sharp = simulate(
+        SimulationConfig(n_rows=30, n_cols=30, treatment_scale=6.0), np.random.default_rng(0)
+    )
+    soft = simulate(
+        SimulationConfig(n_rows=30, n_cols=30, treatment_scale=1.0), np.random.default_rng(0)
+    )
     assert sharp.scores["extreme_propensity_share"] > soft.scores["extreme_propensity_share"] + 0.3
 
 
@@ -196,17 +223,25 @@ def test_confmod_term_has_half_the_outcome_sd() -> None:
 
 
 def test_asymmetric_dgp_ignores_left_neighbours() -> None:
-    d = simulate(config_for_variant("asym", n_rows=6, n_cols=6, confounder="gp", noise_sd=0.0),
-                 np.random.default_rng(2))
+    d = simulate(
+        config_for_variant("asym", n_rows=6, n_cols=6, confounder="gp", noise_sd=0.0),
+        np.random.default_rng(2),
+    )
     i = 2 * 6 + 2  # row 2, col 2
-    right = [j for j in range(36) if abs(d.coords[j, 1] - 2) <= 1 and 0 <= d.coords[j, 0] - 2 <= 1 and j != i]
+    right = [
+        j
+        for j in range(36)
+        if abs(d.coords[j, 1] - 2) <= 1 and 0 <= d.coords[j, 0] - 2 <= 1 and j != i
+    ]
     assert len(right) == 5
     e = d.treatment[right].mean()
     assert d.outcome[i] - d.y_nbr[i, 0] == pytest.approx(0.5 * e)
 
 
 def test_misspecified_radius_shows_one_uses_two() -> None:
-    d = simulate(config_for_variant("misspec_radius", n_rows=10, n_cols=10), np.random.default_rng(3))
+    d = simulate(
+        config_for_variant("misspec_radius", n_rows=10, n_cols=10), np.random.default_rng(3)
+    )
     assert d.radius == 1 and d.dgp_radius == 2
     assert d.scored.sum() == 36  # interior units with a full radius-2 ball
 
@@ -237,7 +272,9 @@ def test_config_validation_messages() -> None:
         config_for_variant("base", n_row=3)
     with pytest.raises(ValueError, match="dense Cholesky"):
         simulate(SimulationConfig(n_rows=80, n_cols=80, confounder="gp"), np.random.default_rng(0))
-    assert sp.issparse(simulate(SimulationConfig(n_rows=5, n_cols=5), np.random.default_rng(0)).adjacency)
+    assert sp.issparse(
+        simulate(SimulationConfig(n_rows=5, n_cols=5), np.random.default_rng(0)).adjacency
+    )
 
 
 def test_spde_sampler_solves_its_gmrf_system_exactly() -> None:

@@ -54,8 +54,15 @@ def _write_spatial_ci_grid(root: Path, n: int = 9, seed: int = 0) -> dict:
     x = {c: rng.standard_normal(len(ids)) for c in COVS}
     a = (rng.random(len(ids)) < 0.5).astype(float)
     pos = {cell: i for i, cell in enumerate(cells)}
-    nbrs = [[pos[(r + dr, c + dc)] for dr in (-1, 0, 1) for dc in (-1, 0, 1)
-             if (dr, dc) != (0, 0) and (r + dr, c + dc) in pos] for r, c in cells]
+    nbrs = [
+        [
+            pos[(r + dr, c + dc)]
+            for dr in (-1, 0, 1)
+            for dc in (-1, 0, 1)
+            if (dr, dc) != (0, 0) and (r + dr, c + dc) in pos
+        ]
+        for r, c in cells
+    ]
     e = np.array([a[nb].mean() for nb in nbrs])
     resid = 0.3 * rng.standard_normal(len(ids))
 
@@ -63,7 +70,9 @@ def _write_spatial_ci_grid(root: Path, n: int = 9, seed: int = 0) -> dict:
         return 2.0 * av + 0.7 * ev + 0.5 * x["gmet_tmmx"] - 0.4 * x["hpbf_poverty"]
 
     ones, zeros = np.ones(len(ids)), np.zeros(len(ids))
-    df = pd.DataFrame({TREAT: a, **{c: x[c] for c in sorted(COVS)}}, index=pd.Index(ids, name="node"))
+    df = pd.DataFrame(
+        {TREAT: a, **{c: x[c] for c in sorted(COVS)}}, index=pd.Index(ids, name="node")
+    )
     df[f"{OUTCOME}_pred"] = mu(a, e)
     df[f"{OUTCOME}_pred_00"], df[f"{OUTCOME}_pred_01"] = mu(zeros, e), mu(ones, e)
     df["Y_synth"] = mu(a, e) + resid
@@ -77,7 +86,9 @@ def _write_spatial_ci_grid(root: Path, n: int = 9, seed: int = 0) -> dict:
     gdir = root / "_build" / "graph"
     gdir.mkdir(parents=True)
     pd.DataFrame(np.array(edges), columns=["source", "target"]).to_parquet(gdir / "edges.parquet")
-    pd.DataFrame(index=pd.Index(ids)).to_parquet(gdir / "coords.parquet")  # grid nodes carry no attributes
+    pd.DataFrame(index=pd.Index(ids)).to_parquet(
+        gdir / "coords.parquet"
+    )  # grid nodes carry no attributes
     with tarfile.open(root / "graph.tar.gz", "w:gz") as tar:
         tar.add(gdir, arcname="graph")
 
@@ -91,7 +102,12 @@ def _write_spatial_ci_grid(root: Path, n: int = 9, seed: int = 0) -> dict:
         "confounding_score_ite": {"gmet_tmmx": 0.09, "hpbf_poverty": 0.06},
         "confounding_score_ate": {"gmet_tmmx": 0.04, "hpbf_poverty": 0.02},
         "spatial_scores": {"gmet_tmmx": 0.83, "hpbf_poverty": 0.41, "bin_pop_density": 0.2},
-        "outcome_importance": {"gmet_tmmx": 0.3, "hpbf_poverty": 0.2, "bin_pop_density": 0.01, "treatment": 0.5},
+        "outcome_importance": {
+            "gmet_tmmx": 0.3,
+            "hpbf_poverty": 0.2,
+            "bin_pop_density": 0.01,
+            "treatment": 0.5,
+        },
         "treatment_importance": {"gmet_tmmx": 0.4, "hpbf_poverty": 0.2, "bin_pop_density": 0.1},
         "covariates": COVS,
         "treatment_values": [0.0, 1.0],
@@ -105,8 +121,20 @@ def _write_spatial_ci_grid(root: Path, n: int = 9, seed: int = 0) -> dict:
     with open(root / "metadata.yaml", "w") as f:
         yaml.dump(metadata, f, sort_keys=False)
     with open(root / "config.yaml", "w") as f:
-        yaml.dump({"spaceenv": {"base_name": metadata["base_name"], "treatment": TREAT, "outcome": OUTCOME,
-                                "radius": 1, "datatype": "grid"}, "seed": 0}, f, sort_keys=False)
+        yaml.dump(
+            {
+                "spaceenv": {
+                    "base_name": metadata["base_name"],
+                    "treatment": TREAT,
+                    "outcome": OUTCOME,
+                    "radius": 1,
+                    "datatype": "grid",
+                },
+                "seed": 0,
+            },
+            f,
+            sort_keys=False,
+        )
     return {"df": df, "nbrs": nbrs, "ids": ids, "cells": cells}
 
 
@@ -117,7 +145,9 @@ def test_reader_on_a_spatial_ci_grid_folder(tmp_path: Path) -> None:
     # units in the table's order; coordinates (x, y) = (col, row) parsed from the ids
     rows_cols = np.array([[int(v) for v in i.split("_")] for i in df.index])
     np.testing.assert_array_equal(data.coords, rows_cols[:, ::-1])
-    np.testing.assert_allclose(data.outcome, df["Y_synth"].to_numpy(), rtol=1e-12)  # text round trip
+    np.testing.assert_allclose(
+        data.outcome, df["Y_synth"].to_numpy(), rtol=1e-12
+    )  # text round trip
     np.testing.assert_array_equal(data.treatment, df[TREAT].to_numpy().astype(np.int8))
     # the masked group is the one with the top confounding score (SpaCE's ranking): gmet_tmmx
     assert data.meta["missing_group"] == "gmet_tmmx"
@@ -156,8 +186,10 @@ def test_an_original_space_folder_is_refused_for_lack_of_spillover_columns(tmp_p
     root.mkdir()
     rng = np.random.default_rng(0)
     ids = [f"{1000 + i:05d}" for i in range(20)]  # county FIPS-like ids
-    df = pd.DataFrame({"qd_mean_pm25": rng.integers(0, 2, 20), "gmet_tmmx": rng.standard_normal(20)},
-                      index=pd.Index(ids, name="FIPS"))
+    df = pd.DataFrame(
+        {"qd_mean_pm25": rng.integers(0, 2, 20), "gmet_tmmx": rng.standard_normal(20)},
+        index=pd.Index(ids, name="FIPS"),
+    )
     df["Y_synth"] = rng.standard_normal(20)
     df["Y_synth_00"], df["Y_synth_01"] = df["Y_synth"] - 1, df["Y_synth"]
     df.to_csv(root / "synthetic_data.csv")
@@ -167,10 +199,20 @@ def test_an_original_space_folder_is_refused_for_lack_of_spillover_columns(tmp_p
     g.add_edges_from(zip(ids[:-1], ids[1:]))
     nx.write_graphml(g, root / "graph.graphml")
     with open(root / "metadata.yaml", "w") as f:
-        yaml.dump({"base_name": "healthd_dmgrcs_mortality_disc", "treatment": "qd_mean_pm25",
-                   "synthetic_outcome": "Y_synth", "covariates": ["gmet_tmmx"], "covariate_groups": ["gmet_tmmx"],
-                   "treatment_values": [0, 1], "confounding_score": {"gmet_tmmx": 0.1},
-                   "spatial_scores": {"gmet_tmmx": 0.5}}, f, sort_keys=False)
+        yaml.dump(
+            {
+                "base_name": "healthd_dmgrcs_mortality_disc",
+                "treatment": "qd_mean_pm25",
+                "synthetic_outcome": "Y_synth",
+                "covariates": ["gmet_tmmx"],
+                "covariate_groups": ["gmet_tmmx"],
+                "treatment_values": [0, 1],
+                "confounding_score": {"gmet_tmmx": 0.1},
+                "spatial_scores": {"gmet_tmmx": 0.5},
+            },
+            f,
+            sort_keys=False,
+        )
     with open(root / "config.yaml", "w") as f:
         yaml.dump({"spaceenv": {"base_name": "healthd_dmgrcs_mortality_disc"}}, f)
     with pytest.raises(SpaceFolderError, match="spill_Y_synth"):
@@ -179,5 +221,7 @@ def test_an_original_space_folder_is_refused_for_lack_of_spillover_columns(tmp_p
     df["spill_Y_synth_00"], df["spill_Y_synth_01"] = df["Y_synth"], df["Y_synth"] + 0.5
     df.to_csv(root / "synthetic_data.csv")
     data = load_space_folder(root)
-    np.testing.assert_array_equal(data.coords[:3], [[0.0, 0.0], [-1.0, 1.0], [-2.0, 2.0]])  # (lon, lat)
+    np.testing.assert_array_equal(
+        data.coords[:3], [[0.0, 0.0], [-1.0, 1.0], [-2.0, 2.0]]
+    )  # (lon, lat)
     assert data.truth()["spillover"] == pytest.approx(0.5)

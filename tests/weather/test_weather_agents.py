@@ -41,7 +41,9 @@ def test_merged_convolution_equals_the_sum_of_three() -> None:
         p = w.shape[-1] // 2
         c = torch.nn.Conv2d(6, 6, w.shape[-1], groups=6, bias=False).double()
         c.weight.data.copy_(w.data)
-        xp = torch.nn.functional.pad(torch.nn.functional.pad(x, (p, p, 0, 0), mode="circular"), (0, 0, p, p))
+        xp = torch.nn.functional.pad(
+            torch.nn.functional.pad(x, (p, p, 0, 0), mode="circular"), (0, 0, p, p)
+        )
         ref += c(xp)
     torch.testing.assert_close(merged, ref, rtol=1e-12, atol=1e-12)
     assert conv.merged_kernel().shape == (6, 1, 5, 5)
@@ -115,8 +117,10 @@ def _dataset(arr: np.ndarray, start: str = "2001-01-01", lat=None, lon=None) -> 
     t = pd.date_range(start, periods=arr.shape[0], freq="6h")
     lat = np.linspace(-60, 60, arr.shape[2]) if lat is None else lat
     lon = np.arange(arr.shape[3]) * 360 / arr.shape[3] if lon is None else lon
-    ds = xr.Dataset({"2m_temperature": (("time", "latitude", "longitude"), arr[:, 0])},
-                    coords={"time": t, "latitude": lat, "longitude": lon})
+    ds = xr.Dataset(
+        {"2m_temperature": (("time", "latitude", "longitude"), arr[:, 0])},
+        coords={"time": t, "latitude": lat, "longitude": lon},
+    )
     return WeatherDataset(ds, ("t2m",))
 
 
@@ -136,7 +140,9 @@ def test_damped_persistence_recovers_the_ar1_coefficient() -> None:
     c = agent.clim.at(times)
     a0 = ctx[0, -1] - c[0]
     for k in range(1, 4):
-        np.testing.assert_allclose(out[0, k - 1], c[k] + agent.alpha[0] ** k * a0, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            out[0, k - 1], c[k] + agent.alpha[0] ** k * a0, rtol=1e-5, atol=1e-5
+        )
 
 
 def test_ridge_learns_advection_by_one_cell() -> None:
@@ -176,8 +182,16 @@ def test_emformer_training_is_seeded_and_updates_loss_parameters() -> None:
 
     def train(seed: int) -> EMFormerForecaster:
         torch.manual_seed(seed)
-        a = EMFormerForecaster(dim=8, heads=2, depth=(1, 1, 1), updates=6, finetune_updates=2,
-                               finetune_lengths=(2, 3), batch_size=4, progress=False)
+        a = EMFormerForecaster(
+            dim=8,
+            heads=2,
+            depth=(1, 1, 1),
+            updates=6,
+            finetune_updates=2,
+            finetune_lengths=(2, 3),
+            batch_size=4,
+            progress=False,
+        )
         a.reset(seed)
         stats = a.learn(data, Budget())
         assert stats["updates"] == 10
@@ -186,12 +200,22 @@ def test_emformer_training_is_seeded_and_updates_loss_parameters() -> None:
     a, b, c = train(0), train(0), train(1)
     for pa, pb in zip(a.model.parameters(), b.model.parameters()):
         torch.testing.assert_close(pa, pb)
-    assert any(not torch.equal(pa, pc) for pa, pc in zip(a.model.parameters(), c.model.parameters()))
+    assert any(
+        not torch.equal(pa, pc) for pa, pc in zip(a.model.parameters(), c.model.parameters())
+    )
     assert not torch.all(a.loss_fn.logvar == 0)  # the log-variances are learned
     with pytest.raises(RuntimeError, match="learn"):
         EMFormerForecaster().act({"state": x[:2], "time": np.array([0])})
-    capped = EMFormerForecaster(dim=8, heads=2, depth=(1, 1, 1), updates=10, finetune_updates=5,
-                                finetune_lengths=(2,), batch_size=2, progress=False)
+    capped = EMFormerForecaster(
+        dim=8,
+        heads=2,
+        depth=(1, 1, 1),
+        updates=10,
+        finetune_updates=5,
+        finetune_lengths=(2,),
+        batch_size=2,
+        progress=False,
+    )
     assert capped.learn(data, Budget(updates=6))["updates"] == 6
 
 
@@ -206,13 +230,25 @@ def test_composite_balance_theta_moves_from_its_default_and_not_from_the_release
 
     def theta_after(**kw: Any) -> float:
         torch.manual_seed(0)
-        a = EMFormerForecaster(dim=8, heads=2, depth=(1, 1, 1), updates=30, finetune_updates=0,
-                               finetune_lengths=(), batch_size=4, progress=False, lr=1e-2, **kw)
+        a = EMFormerForecaster(
+            dim=8,
+            heads=2,
+            depth=(1, 1, 1),
+            updates=30,
+            finetune_updates=0,
+            finetune_lengths=(),
+            batch_size=4,
+            progress=False,
+            lr=1e-2,
+            **kw,
+        )
         a.reset(0)
         return a.learn(data, Budget())["composite_theta"]
 
     moved = abs(theta_after())
-    stuck = abs(theta_after(theta0=-math.pi / 2) + math.pi / 2)  # Adam's eps turns ~0 gradients into ~0 steps
+    stuck = abs(
+        theta_after(theta0=-math.pi / 2) + math.pi / 2
+    )  # Adam's eps turns ~0 gradients into ~0 steps
     assert moved > 0.05 and stuck < 1e-3 and moved > 100 * stuck
     assert theta_after(loss="fixed") == 0.0
     assert EMFormerForecaster.version == "2"

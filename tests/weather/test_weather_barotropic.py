@@ -33,7 +33,9 @@ def test_legendre_functions_are_orthonormal_and_transforms_round_trip() -> None:
     mu_field = np.repeat(GRID.mu[:, None], GRID.nlon, axis=1)
     coef = GRID.to_spectral(mu_field)
     assert abs(coef[0, 1]) == pytest.approx(np.sqrt(2.0 / 3.0), rel=1e-12)
-    np.testing.assert_allclose(GRID.to_grid(coef * GRID.lap), -2.0 / GRID.radius**2 * mu_field, rtol=1e-10)
+    np.testing.assert_allclose(
+        GRID.to_grid(coef * GRID.lap), -2.0 / GRID.radius**2 * mu_field, rtol=1e-10
+    )
     with pytest.raises(ValueError, match="aliases"):
         SphereGrid(trunc=42, nlat=32)
 

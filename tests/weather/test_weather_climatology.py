@@ -27,13 +27,17 @@ def test_hour_of_day_is_kept_apart() -> None:
     clim = Climatology.from_array(arr, t, ["t2m"])
     for k, h in enumerate((0, 6, 12, 18)):
         np.testing.assert_allclose(clim.values[:, k], h, rtol=1e-6)
-    np.testing.assert_allclose(clim.at(np.array(["2005-07-01T18"], dtype="datetime64[ns]"))[0], 18.0)
+    np.testing.assert_allclose(
+        clim.at(np.array(["2005-07-01T18"], dtype="datetime64[ns]"))[0], 18.0
+    )
 
 
 def test_window_smooths_an_annual_harmonic_by_the_boxcar_factor() -> None:
     # x = cos(2 pi (doy - 1) / 366); a 61-bin circular boxcar over the 366 day-of-year bins
     # multiplies the harmonic by sin(61 pi / 366) / (61 sin(pi / 366)).
-    arr, t = _series(lambda t: np.cos(2 * np.pi * (t.dayofyear.to_numpy() - 1) / 366), years=(2000,))
+    arr, t = _series(
+        lambda t: np.cos(2 * np.pi * (t.dayofyear.to_numpy() - 1) / 366), years=(2000,)
+    )
     clim = Climatology.from_array(arr, t, ["t2m"])
     factor = np.sin(61 * np.pi / 366) / (61 * np.sin(np.pi / 366))
     expected = factor * np.cos(2 * np.pi * np.arange(366) / 366)
@@ -53,7 +57,10 @@ def test_to_dataset_layout_and_errors() -> None:
 
 
 def test_quantile_thresholds_per_grid_point() -> None:
-    x = np.arange(100, dtype=np.float64)[:, None, None, None] * np.array([1.0, 2.0])[None, :, None, None]
+    x = (
+        np.arange(100, dtype=np.float64)[:, None, None, None]
+        * np.array([1.0, 2.0])[None, :, None, None]
+    )
     x = np.broadcast_to(x, (100, 2, 2, 2))
     q = climatological_quantiles(x, (0.5, 0.99))
     np.testing.assert_allclose(q[0, 0], 49.5)

@@ -14,8 +14,12 @@ from icml26 import agents
 from icml26.envs.weather.forecast_io import forecast_dataset
 from icml26.envs.weather.metrics import latitude_weights_array, score
 
-L96 = {"source": "lorenz96", "train_period": ("2000-01-01", "2000-03-31T18"),
-       "test_period": ("2000-04-01", "2000-05-31T18"), "lead_steps": 12}
+L96 = {
+    "source": "lorenz96",
+    "train_period": ("2000-01-01", "2000-03-31T18"),
+    "test_period": ("2000-04-01", "2000-05-31T18"),
+    "lead_steps": 12,
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,7 @@ def test_open_loop_never_sees_future_truth(env: gym.Env) -> None:
     obs_b, info_b = b.reset(seed=5, options={"init_index": 3})
     t0 = b._t0
     b._data = b._data.copy()
-    b._data[t0 + 1:] += np.random.default_rng(0).normal(scale=5.0, size=b._data[t0 + 1:].shape)
+    b._data[t0 + 1 :] += np.random.default_rng(0).normal(scale=5.0, size=b._data[t0 + 1 :].shape)
     np.testing.assert_array_equal(obs_a["state"], obs_b["state"])
     rng = np.random.default_rng(1)
     for _ in range(a.lead_steps):
@@ -111,8 +115,10 @@ def test_xarray_forecast_with_wrong_variables_is_named() -> None:
     env = gym.make("icml26/WeatherRollout-v0", **{**L96, "lead_steps": 2})
     obs, _ = env.reset(seed=0)
     lat, lon = env.unwrapped.latitude, env.unwrapped.longitude
-    ds = xr.Dataset({"2m_temperature": (("latitude", "longitude"), obs["state"][-1, 0])},
-                    coords={"latitude": lat, "longitude": lon})
+    ds = xr.Dataset(
+        {"2m_temperature": (("latitude", "longitude"), obs["state"][-1, 0])},
+        coords={"latitude": lat, "longitude": lon},
+    )
     with pytest.raises(ValueError, match="unexpected \\['t2m'\\]"):
         env.step(ds)
 
@@ -122,7 +128,7 @@ def test_reset_options_and_init_times(env: gym.Env) -> None:
     t = u.init_times[5]
     _, info = env.reset(options={"init_time": str(t)})
     assert info["init_time"] == str(t)
-    hours = (u.init_times.astype("datetime64[h]").astype(int) % 24)
+    hours = u.init_times.astype("datetime64[h]").astype(int) % 24
     assert set(hours.tolist()) <= {0, 12}
     with pytest.raises(ValueError, match="not an allowed"):
         env.reset(options={"init_time": "1999-01-01"})
@@ -137,20 +143,43 @@ def test_final_info_rmse_matches_metrics_module(env: gym.Env) -> None:
     obs, info = env.reset(seed=4)
     rng = np.random.default_rng(4)
     while True:
-        obs, r, term, trunc, info = env.step(obs["state"][-1] + rng.normal(size=(1, 1, 40)).astype(np.float32))
+        obs, r, term, trunc, info = env.step(
+            obs["state"][-1] + rng.normal(size=(1, 1, 40)).astype(np.float32)
+        )
         if term:
             break
-    f = forecast_dataset(info["forecast"][None], [info["init_time"]], u.channels, u.latitude, u.longitude)
-    t = forecast_dataset(info["truth"][None], [info["init_time"]], u.channels, u.latitude, u.longitude)
-    np.testing.assert_allclose(score(f, t, tqe=False)["rmse"].values[0], info["rmse"][:, 0], rtol=1e-5)
+    f = forecast_dataset(
+        info["forecast"][None], [info["init_time"]], u.channels, u.latitude, u.longitude
+    )
+    t = forecast_dataset(
+        info["truth"][None], [info["init_time"]], u.channels, u.latitude, u.longitude
+    )
+    np.testing.assert_allclose(
+        score(f, t, tqe=False)["rmse"].values[0], info["rmse"][:, 0], rtol=1e-5
+    )
     assert latitude_weights_array(u.latitude).tolist() == [1.0]
 
 
-@pytest.mark.parametrize("name,kwargs", [
-    ("weather-persistence", {}), ("weather-damped-persistence", {}), ("weather-ridge", {"radius": 1}),
-    ("emformer", {"dim": 8, "heads": 2, "depth": (1, 1, 1), "updates": 3, "finetune_updates": 1,
-                  "finetune_lengths": (2,), "progress": False}),
-])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("weather-persistence", {}),
+        ("weather-damped-persistence", {}),
+        ("weather-ridge", {"radius": 1}),
+        (
+            "emformer",
+            {
+                "dim": 8,
+                "heads": 2,
+                "depth": (1, 1, 1),
+                "updates": 3,
+                "finetune_updates": 1,
+                "finetune_lengths": (2,),
+                "progress": False,
+            },
+        ),
+    ],
+)
 def test_act_in_env_equals_batched_rollout(env: gym.Env, name: str, kwargs: dict) -> None:
     u = env.unwrapped
     agent = agents.make(name, **kwargs)
@@ -167,7 +196,7 @@ def test_act_in_env_equals_batched_rollout(env: gym.Env, name: str, kwargs: dict
                 break
         forecasts.append(info["forecast"])
     idx = np.searchsorted(u._times, inits)
-    ctx = np.stack([u._data[i - 1:i + 1] for i in idx])
+    ctx = np.stack([u._data[i - 1 : i + 1] for i in idx])
     batched = agent.rollout(ctx, inits, u.lead_steps)
     np.testing.assert_allclose(batched, np.stack(forecasts), rtol=1e-5, atol=1e-5)
 
@@ -182,17 +211,31 @@ def test_env_on_a_users_era5_file(tmp_path) -> None:
     rng = np.random.default_rng(0)
     shape3 = (t.size, lat.size, lon.size)
     raw = xr.Dataset(
-        {"z": (("valid_time", "pressure_level", "latitude", "longitude"), 5e4 + rng.normal(size=(t.size, 2, 65, 128))),
-         "t": (("valid_time", "pressure_level", "latitude", "longitude"), 270 + rng.normal(size=(t.size, 2, 65, 128))),
-         "t2m": (("valid_time", "latitude", "longitude"), 280 + rng.normal(size=shape3)),
-         "u10": (("valid_time", "latitude", "longitude"), rng.normal(size=shape3)),
-         "v10": (("valid_time", "latitude", "longitude"), rng.normal(size=shape3))},
-        coords={"valid_time": t, "pressure_level": [500, 850], "latitude": lat, "longitude": lon})
+        {
+            "z": (
+                ("valid_time", "pressure_level", "latitude", "longitude"),
+                5e4 + rng.normal(size=(t.size, 2, 65, 128)),
+            ),
+            "t": (
+                ("valid_time", "pressure_level", "latitude", "longitude"),
+                270 + rng.normal(size=(t.size, 2, 65, 128)),
+            ),
+            "t2m": (("valid_time", "latitude", "longitude"), 280 + rng.normal(size=shape3)),
+            "u10": (("valid_time", "latitude", "longitude"), rng.normal(size=shape3)),
+            "v10": (("valid_time", "latitude", "longitude"), rng.normal(size=shape3)),
+        },
+        coords={"valid_time": t, "pressure_level": [500, 850], "latitude": lat, "longitude": lon},
+    )
     path = tmp_path / "era5.nc"
     raw.to_netcdf(path)
-    env = gym.make("icml26/WeatherRollout-v0", source="era5", source_kwargs={"path": str(path)},
-                   train_period=("2001-01-01", "2001-01-10T18"), test_period=("2001-01-11", "2001-01-20T18"),
-                   lead_steps=4)
+    env = gym.make(
+        "icml26/WeatherRollout-v0",
+        source="era5",
+        source_kwargs={"path": str(path)},
+        train_period=("2001-01-01", "2001-01-10T18"),
+        test_period=("2001-01-11", "2001-01-20T18"),
+        lead_steps=4,
+    )
     obs, info = env.reset(seed=0)
     assert obs["state"].shape == (2, 5, 32, 64)
     for _ in range(4):

@@ -22,8 +22,14 @@ def _forecast(layout: str = "compact") -> xr.Dataset:
     rng = np.random.default_rng(0)
     arr = rng.normal(size=(3, 4, 5, 32, 64)).astype(np.float32)
     lat = -90 + (np.arange(32) + 0.5) * 5.625
-    return forecast_dataset(arr, pd.date_range("2003-01-01", periods=3, freq="12h"),
-                            ["z500", "t850", "t2m", "u10", "v10"], lat, np.arange(64) * 5.625, layout=layout)
+    return forecast_dataset(
+        arr,
+        pd.date_range("2003-01-01", periods=3, freq="12h"),
+        ["z500", "t850", "t2m", "u10", "v10"],
+        lat,
+        np.arange(64) * 5.625,
+        layout=layout,
+    )
 
 
 @pytest.mark.parametrize("suffix", [".zarr", ".nc"])
@@ -42,9 +48,19 @@ def test_forecast_round_trip_in_weatherbench2_layout(tmp_path, suffix: str) -> N
     np.testing.assert_array_equal(back["geopotential"].values, ds["geopotential"].values)
     shared = write_forecast(_forecast(layout="shared_level"), tmp_path / f"shared{suffix}")
     back = xr.open_zarr(shared) if suffix == ".zarr" else xr.open_dataset(shared)
-    assert back["geopotential"].dims == ("time", "prediction_timedelta", "level", "latitude", "longitude")
-    np.testing.assert_array_equal(back["geopotential"].sel(level=500).values, ds["geopotential"].values)
-    np.testing.assert_array_equal(open_forecast(path)["2m_temperature"].values, ds["2m_temperature"].values)
+    assert back["geopotential"].dims == (
+        "time",
+        "prediction_timedelta",
+        "level",
+        "latitude",
+        "longitude",
+    )
+    np.testing.assert_array_equal(
+        back["geopotential"].sel(level=500).values, ds["geopotential"].values
+    )
+    np.testing.assert_array_equal(
+        open_forecast(path)["2m_temperature"].values, ds["2m_temperature"].values
+    )
     if suffix == ".zarr":
         assert (path / ".zmetadata").exists()  # zarr v2 with consolidated metadata
 
@@ -61,11 +77,22 @@ def test_layout_errors_are_listed(tmp_path) -> None:
 
 def test_tasks_and_suites_are_registered() -> None:
     ids = benchmarks.task_ids("weather")
-    assert {"weather/sphere-10day", "weather/sphere-quick", "weather/lorenz96-10day", "weather/qg-10day"} <= set(ids)
+    assert {
+        "weather/sphere-10day",
+        "weather/sphere-quick",
+        "weather/lorenz96-10day",
+        "weather/qg-10day",
+    } <= set(ids)
     smoke = [e for e in benchmarks.get_suite("smoke") if e.task.startswith("weather/")]
     assert smoke and "emformer" in smoke[0].agents
-    for name in ("emformer", "weather-persistence", "weather-climatology", "weather-damped-persistence",
-                 "weather-ridge", "weather-resnet"):
+    for name in (
+        "emformer",
+        "weather-persistence",
+        "weather-climatology",
+        "weather-damped-persistence",
+        "weather-ridge",
+        "weather-resnet",
+    ):
         assert name in agents.names("weather")
 
 
@@ -74,11 +101,19 @@ def test_run_trial_on_lorenz96_scores_every_metric() -> None:
     from icml26.benchmarks.tasks.weather import run_trial
 
     task = benchmarks.get_task("weather/lorenz96-10day")
-    small = dataclasses.replace(task, env_kwargs={
-        **task.env_kwargs, "train_period": ("2000-01-01", "2000-06-30T18"),
-        "test_period": ("2000-07-01", "2000-08-31T18")}, eval_episodes=4)
-    results = {name: run_trial(small, agents.make(name), 0)
-               for name in ("weather-persistence", "weather-damped-persistence", "weather-climatology")}
+    small = dataclasses.replace(
+        task,
+        env_kwargs={
+            **task.env_kwargs,
+            "train_period": ("2000-01-01", "2000-06-30T18"),
+            "test_period": ("2000-07-01", "2000-08-31T18"),
+        },
+        eval_episodes=4,
+    )
+    results = {
+        name: run_trial(small, agents.make(name), 0)
+        for name in ("weather-persistence", "weather-damped-persistence", "weather-climatology")
+    }
     for r in results.values():
         _check_outcome(small, r)  # every metric present and finite
         assert set(r.metrics) == {m.name for m in small.metrics}
@@ -88,4 +123,7 @@ def test_run_trial_on_lorenz96_scores_every_metric() -> None:
     assert results["weather-climatology"].metrics["lorenz96_x_acc_3d"] == 0.0
     assert "lorenz96_x_acc_3d" in results["weather-climatology"].extra["undefined_reported_as_0"]
     # At one day, persistence beats climatology on a chaotic but smooth system.
-    assert results["weather-persistence"].metrics["lorenz96_x_rmse_1d"] < results["weather-climatology"].metrics["lorenz96_x_rmse_1d"]
+    assert (
+        results["weather-persistence"].metrics["lorenz96_x_rmse_1d"]
+        < results["weather-climatology"].metrics["lorenz96_x_rmse_1d"]
+    )

@@ -21,7 +21,9 @@ def test_crps_ensemble_matches_the_pairwise_definition_and_a_hand_worked_case() 
     ens, obs = rng.normal(size=(7, 5, 3)), rng.normal(size=(5, 3))
     brute = np.abs(ens - obs).mean(0) - 0.5 * np.abs(ens[:, None] - ens[None]).sum((0, 1)) / (7 * 6)
     np.testing.assert_allclose(crps_ensemble(ens, obs), brute, rtol=1e-12)
-    np.testing.assert_allclose(crps_ensemble(np.moveaxis(ens, 0, -1), obs, axis=-1), brute, rtol=1e-12)
+    np.testing.assert_allclose(
+        crps_ensemble(np.moveaxis(ens, 0, -1), obs, axis=-1), brute, rtol=1e-12
+    )
     with pytest.raises(ValueError, match="members"):
         crps_ensemble([1.0], 0.0)
 
@@ -56,5 +58,8 @@ def test_zonal_spectrum_of_known_waves_and_parseval() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(size=(5, 7, 36))
     np.testing.assert_allclose(zonal_energy_spectrum(x).sum(-1), (x**2).mean(-1), rtol=1e-12)
-    np.testing.assert_allclose(zonal_energy_spectrum(np.swapaxes(x, 1, 2), longitude_axis=1).sum(-1),
-                               (x**2).mean(-1), rtol=1e-12)
+    np.testing.assert_allclose(
+        zonal_energy_spectrum(np.swapaxes(x, 1, 2), longitude_axis=1).sum(-1),
+        (x**2).mean(-1),
+        rtol=1e-12,
+    )

@@ -28,8 +28,14 @@ def sphere() -> xr.Dataset:
 
 
 def test_sphere_layout_is_weatherbench2(sphere: xr.Dataset) -> None:
-    assert set(sphere.data_vars) == {"geopotential", "temperature", "2m_temperature", "10m_u_component_of_wind",
-                                     "10m_v_component_of_wind", "land_sea_mask"}
+    assert set(sphere.data_vars) == {
+        "geopotential",
+        "temperature",
+        "2m_temperature",
+        "10m_u_component_of_wind",
+        "10m_v_component_of_wind",
+        "land_sea_mask",
+    }
     assert sphere["geopotential"].dims == ("time", "level", "latitude", "longitude")
     assert sphere.sizes["latitude"] == 32 and sphere.sizes["longitude"] == 64
     np.testing.assert_allclose(sphere["latitude"].values, regular_latitudes(32))
@@ -64,7 +70,12 @@ def test_sphere_has_seasons_diurnal_cycle_and_propagation(sphere: xr.Dataset) ->
     lon = sphere["longitude"].values
     local = (hour[:, None] + lon[None, :] / 15) % 24
     vals = t2m.values
-    afternoon = [vals[i][:, (local[i] >= 12) & (local[i] <= 18)][land[:, (local[i] >= 12) & (local[i] <= 18)]].mean() for i in range(40)]
+    afternoon = [
+        vals[i][:, (local[i] >= 12) & (local[i] <= 18)][
+            land[:, (local[i] >= 12) & (local[i] <= 18)]
+        ].mean()
+        for i in range(40)
+    ]
     night = [vals[i][:, (local[i] <= 6)][land[:, (local[i] <= 6)]].mean() for i in range(40)]
     assert np.nanmean(afternoon) > np.nanmean(night)
     # Anomalies are red in time: 6-hour lag correlation of z500 exceeds the 3-day one.
@@ -77,25 +88,49 @@ def test_sphere_has_seasons_diurnal_cycle_and_propagation(sphere: xr.Dataset) ->
 def test_injected_heatwave_and_cyclone_are_known_exactly() -> None:
     lat, lon = regular_latitudes(32), np.arange(64) * 5.625
     times = pd.date_range("2001-07-01", periods=9, freq="6h")
-    zeros = {c: np.zeros((9, 32, 64), dtype=np.float64) for c in ("z500", "z850", "t500", "t850", "t2m", "u10", "v10")}
+    zeros = {
+        c: np.zeros((9, 32, 64), dtype=np.float64)
+        for c in ("z500", "z850", "t500", "t850", "t2m", "u10", "v10")
+    }
     lat_c = float(lat[22])  # 36.5625 N
-    heat = {"kind": "heatwave", "start": "2001-07-01T00", "duration_h": 48, "lat0": lat_c, "lon0": 45.0,
-            "dlon_per_day": 0.0, "dlat_per_day": 0.0, "amplitude": 10.0, "radius_m": 8e5}
+    heat = {
+        "kind": "heatwave",
+        "start": "2001-07-01T00",
+        "duration_h": 48,
+        "lat0": lat_c,
+        "lon0": 45.0,
+        "dlon_per_day": 0.0,
+        "dlat_per_day": 0.0,
+        "amplitude": 10.0,
+        "radius_m": 8e5,
+    }
     _inject_events(zeros, [heat], times, lat, lon)
     # Peak at mid-event (24 h): the full amplitude at the centre; envelope sin^2(pi t / D).
     assert zeros["t2m"][4].max() == pytest.approx(10.0)
     assert zeros["t2m"][4][22, 8] == pytest.approx(10.0)
     assert zeros["t2m"][2][22, 8] == pytest.approx(10.0 * math.sin(math.pi / 4) ** 2)
     assert zeros["t850"][4][22, 8] == pytest.approx(7.0)
-    ds = xr.Dataset(coords={"time": times, "latitude": lat, "longitude": lon}, attrs={"events": json.dumps([heat])})
+    ds = xr.Dataset(
+        coords={"time": times, "latitude": lat, "longitude": lon},
+        attrs={"events": json.dumps([heat])},
+    )
     fp = event_footprint(ds, "heatwave", level=0.6)
     np.testing.assert_array_equal(fp.values, zeros["t2m"] >= 6.0)
     assert fp.values.sum() > 0
 
     winds = {c: np.zeros((9, 32, 64)) for c in zeros}
     for sign, la in ((1, lat_c), (-1, -lat_c)):
-        cyc = {"kind": "cyclone", "start": "2001-07-01T00", "duration_h": 48, "lat0": la, "lon0": 180.0,
-               "dlon_per_day": 0.0, "dlat_per_day": 0.0, "amplitude": 2000.0, "radius_m": 7e5}
+        cyc = {
+            "kind": "cyclone",
+            "start": "2001-07-01T00",
+            "duration_h": 48,
+            "lat0": la,
+            "lon0": 180.0,
+            "dlon_per_day": 0.0,
+            "dlat_per_day": 0.0,
+            "amplitude": 2000.0,
+            "radius_m": 7e5,
+        }
         w = {c: np.zeros((9, 32, 64)) for c in zeros}
         _inject_events(w, [cyc], times, lat, lon)
         i = int(np.flatnonzero(np.isclose(lat, la))[0])
@@ -116,7 +151,9 @@ def test_injected_heatwave_and_cyclone_are_known_exactly() -> None:
 
 def test_lorenz96_tendency_and_statistics() -> None:
     # Hand-worked: x = (1, 2, 3, 4), F = 8: dx_k = (x_{k+1} - x_{k-2}) x_{k-1} - x_k + F.
-    np.testing.assert_allclose(lorenz96_tendency(np.array([1.0, 2.0, 3.0, 4.0]), 8.0), [3.0, 5.0, 11.0, 1.0])
+    np.testing.assert_allclose(
+        lorenz96_tendency(np.array([1.0, 2.0, 3.0, 4.0]), 8.0), [3.0, 5.0, 11.0, 1.0]
+    )
     ds = generate_lorenz96("2000-01-01", "2001-12-31T18", seed=0)
     x = ds["lorenz96_x"].values
     assert ds["lorenz96_x"].dims == ("time", "latitude", "longitude") and x.shape[2] == 40
@@ -128,7 +165,11 @@ def test_lorenz96_tendency_and_statistics() -> None:
 def test_lorenz96_error_growth_matches_its_lyapunov_exponent() -> None:
     # Leading Lyapunov exponent of K = 40, F = 8 is about 1.7 per model time unit
     # (doubling time ~0.4 units ~ 2 days; Lorenz 1996, Karimi & Paul 2010).
-    x = generate_lorenz96("2000-01-01", "2000-01-01", seed=1)["lorenz96_x"].values[0, 0].astype(np.float64)
+    x = (
+        generate_lorenz96("2000-01-01", "2000-01-01", seed=1)["lorenz96_x"]
+        .values[0, 0]
+        .astype(np.float64)
+    )
     rng = np.random.default_rng(0)
     dt, n = 0.01, 400
     logs = []
@@ -157,8 +198,19 @@ def test_qg_baroclinic_growth_rate_matches_phillips() -> None:
     # Phillips model, beta = 0, equal layers, U1 = -U2 = U: c = +-U sqrt((K^2 - 2F) / (K^2 + 2F)),
     # so a wave with K^2 < 2F = 1 / rd^2 grows at k U sqrt((2F - K^2) / (2F + K^2)).
     u, rd, length = 10.0, 5e5, 4e6
-    m = TwoLayerQG(nx=16, ny=16, lx=length, ly=length, rd=rd, delta=1.0, beta=0.0, u1=u, u2=-u,
-                   rek=0.0, dt=1800.0)
+    m = TwoLayerQG(
+        nx=16,
+        ny=16,
+        lx=length,
+        ly=length,
+        rd=rd,
+        delta=1.0,
+        beta=0.0,
+        u1=u,
+        u2=-u,
+        rek=0.0,
+        dt=1800.0,
+    )
     k = 2 * math.pi / length
     two_f = 1 / rd**2
     sigma = k * u * math.sqrt((two_f - k**2) / (two_f + k**2))
@@ -182,12 +234,19 @@ def _era5_like(lat: np.ndarray, lon: np.ndarray, hours: int = 24) -> xr.Dataset:
     z = np.stack([[50000 + base + k * 10 + lev for lev in (500, 850)] for k in range(hours)])
     t2m = np.stack([280 + 0.01 * base + k for k in range(hours)])
     return xr.Dataset(
-        {"z": (("valid_time", "pressure_level", "latitude", "longitude"), z),
-         "t": (("valid_time", "pressure_level", "latitude", "longitude"), z / 200.0),
-         "t2m": (("valid_time", "latitude", "longitude"), t2m),
-         "u10": (("valid_time", "latitude", "longitude"), t2m - 280),
-         "v10": (("valid_time", "latitude", "longitude"), -(t2m - 280))},
-        coords={"valid_time": t, "pressure_level": [500.0, 850.0], "latitude": lat, "longitude": lon},
+        {
+            "z": (("valid_time", "pressure_level", "latitude", "longitude"), z),
+            "t": (("valid_time", "pressure_level", "latitude", "longitude"), z / 200.0),
+            "t2m": (("valid_time", "latitude", "longitude"), t2m),
+            "u10": (("valid_time", "latitude", "longitude"), t2m - 280),
+            "v10": (("valid_time", "latitude", "longitude"), -(t2m - 280)),
+        },
+        coords={
+            "valid_time": t,
+            "pressure_level": [500.0, 850.0],
+            "latitude": lat,
+            "longitude": lon,
+        },
     )
 
 
@@ -198,15 +257,22 @@ def test_era5_netcdf_loader_on_a_tiny_file(tmp_path) -> None:
     path = tmp_path / "era5.nc"
     raw.to_netcdf(path, engine="netcdf4")
     ds = open_era5(path, channels=("z500", "t850", "t2m", "u10", "v10"), progress=False)
-    assert set(ds.data_vars) == {"geopotential", "temperature", "2m_temperature", "10m_u_component_of_wind",
-                                 "10m_v_component_of_wind"}
+    assert set(ds.data_vars) == {
+        "geopotential",
+        "temperature",
+        "2m_temperature",
+        "10m_u_component_of_wind",
+        "10m_v_component_of_wind",
+    }
     assert list(ds["time"].dt.hour.values) == [0, 6, 12, 18]
     assert ds.sizes["latitude"] == 32 and np.all(np.diff(ds["latitude"].values) > 0)
     assert ds["longitude"].values[0] == 0.0 and ds.sizes["longitude"] == 64
     # Hand-worked conservative average for target cell (lat -87.1875, lon 0): two source latitude
     # bands (-88.59, -85.78) weighted by area sin differences, and longitude cells at -2.8125, 0,
     # 2.8125 overlapping a quarter, a half and a quarter of the target cell.
-    src = raw.sortby("latitude").assign_coords(longitude=(raw["longitude"] % 360)).sortby("longitude")
+    src = (
+        raw.sortby("latitude").assign_coords(longitude=(raw["longitude"] % 360)).sortby("longitude")
+    )
     v = src["t2m"].isel(valid_time=6).values
     la_s = src["latitude"].values
     e = np.deg2rad([-90.0, -87.1875, -84.375])
@@ -217,7 +283,9 @@ def test_era5_netcdf_loader_on_a_tiny_file(tmp_path) -> None:
     wo = np.array([0.25, 0.5, 0.25])
     rows = [int(np.flatnonzero(np.isclose(la_s, x))[0]) for x in (-88.59375, -85.78125)]
     expected = sum(wl[a] * wo[b] * v[rows[a], cols[b]] for a in range(2) for b in range(3))
-    assert float(ds["2m_temperature"].isel(time=1, latitude=0, longitude=0)) == pytest.approx(expected, rel=1e-6)
+    assert float(ds["2m_temperature"].isel(time=1, latitude=0, longitude=0)) == pytest.approx(
+        expected, rel=1e-6
+    )
 
 
 def test_conservative_regridding_conserves_area_means(tmp_path) -> None:
@@ -237,8 +305,11 @@ def test_conservative_regridding_conserves_area_means(tmp_path) -> None:
     dst = ds["2m_temperature"].isel(time=0).values.astype(np.float64)
     mean_dst = (dst * w_dst[:, None]).sum() / (w_dst.sum() * 64)
     assert mean_dst == pytest.approx(mean_src, abs=1e-6)
-    const = conservative_weights(latitude_bounds(src_lat), latitude_bounds(regular_latitudes(32)),
-                                 transform=lambda x: np.sin(np.deg2rad(x)))
+    const = conservative_weights(
+        latitude_bounds(src_lat),
+        latitude_bounds(regular_latitudes(32)),
+        transform=lambda x: np.sin(np.deg2rad(x)),
+    )
     np.testing.assert_allclose(const.sum(axis=1), 1.0)
 
 
@@ -246,15 +317,25 @@ def test_era5_zarr_store_and_errors(tmp_path) -> None:
     src_lat = np.arange(64) * 2.8125 - 88.59375
     src_lon = np.arange(128) * 2.8125
     wb2 = _era5_like(src_lat, src_lon, hours=12).rename(
-        {"valid_time": "time", "pressure_level": "level", "z": "geopotential", "t": "temperature",
-         "t2m": "2m_temperature", "u10": "10m_u_component_of_wind", "v10": "10m_v_component_of_wind"})
+        {
+            "valid_time": "time",
+            "pressure_level": "level",
+            "z": "geopotential",
+            "t": "temperature",
+            "t2m": "2m_temperature",
+            "u10": "10m_u_component_of_wind",
+            "v10": "10m_v_component_of_wind",
+        }
+    )
     wb2 = wb2.assign_coords(level=[50000.0, 85000.0])  # in Pa: converted to hPa
     store = tmp_path / "wb2.zarr"
     wb2.to_zarr(store, zarr_format=2, consolidated=True)
     ds = open_era5(store, channels=("z500", "t850"), progress=False)
     assert list(ds["level"].values) == [500, 850] and ds.sizes["time"] == 2
     z_in = wb2["geopotential"].sel(level=50000.0).isel(time=0).values
-    assert float(ds["geopotential"].sel(level=500).isel(time=0).mean()) == pytest.approx(float(z_in.mean()), rel=1e-3)
+    assert float(ds["geopotential"].sel(level=500).isel(time=0).mean()) == pytest.approx(
+        float(z_in.mean()), rel=1e-3
+    )
     with pytest.raises(KeyError, match="specific_humidity"):
         open_era5(store, channels=("q700",), progress=False)
     with pytest.raises(KeyError, match="level 700"):

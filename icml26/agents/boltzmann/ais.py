@@ -31,8 +31,17 @@ class AISResult:
         self.x, self.log_w, self.accept, self.step_sizes = x, log_w, accept, step_sizes
 
 
-def ais(x0: Tensor, log_q: LogQFn, energy: EnergyFn, n_levels: int, step_sizes: Tensor, generator: torch.Generator,
-        alpha: float = 2.0, target_accept: float = 0.6, adapt: bool = True) -> AISResult:
+def ais(
+    x0: Tensor,
+    log_q: LogQFn,
+    energy: EnergyFn,
+    n_levels: int,
+    step_sizes: Tensor,
+    generator: torch.Generator,
+    alpha: float = 2.0,
+    target_accept: float = 0.6,
+    adapt: bool = True,
+) -> AISResult:
     """AIS from ``q`` (``x0 ~ q``) to ``q^(1 - alpha) p^alpha`` with ``n_levels`` levels.
 
     ``step_sizes`` ``(n_levels,)`` are the MALA step sizes per level (a new, adapted tensor is
@@ -43,7 +52,9 @@ def ais(x0: Tensor, log_q: LogQFn, energy: EnergyFn, n_levels: int, step_sizes: 
     if n_levels < 1:
         raise ValueError(f"ais: n_levels must be >= 1, got {n_levels}")
     if step_sizes.shape != (n_levels,):
-        raise ValueError(f"ais: step_sizes must have shape ({n_levels},), got {tuple(step_sizes.shape)}")
+        raise ValueError(
+            f"ais: step_sizes must have shape ({n_levels},), got {tuple(step_sizes.shape)}"
+        )
     x = x0.detach().to(torch.float64)
     lq, glq = log_q(x)
     u, f = energy(x)
@@ -56,7 +67,9 @@ def ais(x0: Tensor, log_q: LogQFn, energy: EnergyFn, n_levels: int, step_sizes: 
         return lq + b * alpha * r
 
     def grad_log_pi(b: float, glq: Tensor, f: Tensor) -> Tensor:
-        return (1 - b * alpha) * glq + b * alpha * torch.nan_to_num(f, nan=0.0, posinf=0.0, neginf=0.0)
+        return (1 - b * alpha) * glq + b * alpha * torch.nan_to_num(
+            f, nan=0.0, posinf=0.0, neginf=0.0
+        )
 
     for k in range(1, n_levels + 1):
         b_prev, b = (k - 1) / n_levels, k / n_levels

@@ -25,7 +25,13 @@ from torch import Tensor, nn
 
 from icml26.envs.boltzmann.geometry import ALANINE_ZMATRIX, ZMatrix
 
-__all__ = ["CoordinateMap", "Standardize", "CenterOfMassFree", "AlanineInternal", "make_coordinate_map"]
+__all__ = [
+    "CoordinateMap",
+    "Standardize",
+    "CenterOfMassFree",
+    "AlanineInternal",
+    "make_coordinate_map",
+]
 
 
 class CoordinateMap(nn.Module):
@@ -113,7 +119,9 @@ class AlanineInternal(CoordinateMap):
         self.register_buffer("mean", torch.zeros(nb + na, dtype=torch.float64))
         self.register_buffer("std", torch.ones(nb + na, dtype=torch.float64))
         self.register_buffer("center", torch.zeros(nt, dtype=torch.float64))
-        self.register_buffer("tscale", torch.ones(nt, dtype=torch.float64))  # 1 for circular torsions
+        self.register_buffer(
+            "tscale", torch.ones(nt, dtype=torch.float64)
+        )  # 1 for circular torsions
         self.register_buffer("tcirc", torch.ones(nt, dtype=torch.bool))
 
     @property
@@ -125,7 +133,9 @@ class AlanineInternal(CoordinateMap):
         a = angles / math.pi
         real = torch.cat([torch.log(bonds), torch.log(a) - torch.log1p(-a)], -1)
         # log|d real / d ic|: -log r per bond, log(pi / (theta (pi - theta))) per angle
-        ladj = -torch.log(bonds).sum(-1) + torch.log(math.pi / (angles * (math.pi - angles))).sum(-1)
+        ladj = -torch.log(bonds).sum(-1) + torch.log(math.pi / (angles * (math.pi - angles))).sum(
+            -1
+        )
         return real, torsions, ladj, ZMatrix.log_jacobian(bonds, angles)
 
     def fit(self, x: Tensor) -> AlanineInternal:
@@ -141,12 +151,18 @@ class AlanineInternal(CoordinateMap):
         self.tscale.copy_(torch.where(narrow, spread, torch.ones_like(spread)))
         return self
 
-    def fit_structure(self, x0: Tensor, bond_std: float = 0.03, angle_std: float = 0.1) -> AlanineInternal:
+    def fit_structure(
+        self, x0: Tensor, bond_std: float = 0.03, angle_std: float = 0.1
+    ) -> AlanineInternal:
         """Statistics from one structure and typical 300 K spreads (for training without data);
         every torsion stays circular."""
         real, tors, _, _ = self._raw(x0.reshape(1, -1))
         self.mean.copy_(real[0])
-        self.std.copy_(torch.cat([torch.full((self.nb,), bond_std), torch.full((self.na,), angle_std)]).double())
+        self.std.copy_(
+            torch.cat(
+                [torch.full((self.nb,), bond_std), torch.full((self.na,), angle_std)]
+            ).double()
+        )
         self.center.copy_(tors[0])
         self.tcirc.fill_(True)
         self.tscale.fill_(1.0)
@@ -165,23 +181,32 @@ class AlanineInternal(CoordinateMap):
         tors = _wrap(y[..., self.nb + self.na :] * self.tscale + self.center)
         x = self.z.to_cartesian(bonds, angles, tors)
         ladj_fwd = -log_b.sum(-1) + torch.log(math.pi / (angles * (math.pi - angles))).sum(-1)
-        return x, -(ladj_fwd - torch.log(self.std).sum() - torch.log(self.tscale).sum()
-                    - ZMatrix.log_jacobian(bonds, angles))
+        return x, -(
+            ladj_fwd
+            - torch.log(self.std).sum()
+            - torch.log(self.tscale).sum()
+            - ZMatrix.log_jacobian(bonds, angles)
+        )
 
 
 def _wrap(a: Tensor) -> Tensor:
     return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
 
 
-def make_coordinate_map(geometry: str, dim: int, scale: float = 1.0, n_particles: int = 0,
-                        spatial_dim: int = 0) -> CoordinateMap:
+def make_coordinate_map(
+    geometry: str, dim: int, scale: float = 1.0, n_particles: int = 0, spatial_dim: int = 0
+) -> CoordinateMap:
     """The map for a target's ``geometry`` (``"euclidean"``, ``"com_free"``, ``"alanine"``)."""
     if geometry == "euclidean":
         return Standardize(dim, scale)
     if geometry == "com_free":
         if n_particles * spatial_dim != dim:
-            raise ValueError(f"com_free geometry needs n_particles * spatial_dim == dim, got {n_particles} x {spatial_dim} != {dim}")
+            raise ValueError(
+                f"com_free geometry needs n_particles * spatial_dim == dim, got {n_particles} x {spatial_dim} != {dim}"
+            )
         return CenterOfMassFree(n_particles, spatial_dim, scale)
     if geometry == "alanine":
         return AlanineInternal()
-    raise ValueError(f"unknown geometry {geometry!r}; expected 'euclidean', 'com_free' or 'alanine'")
+    raise ValueError(
+        f"unknown geometry {geometry!r}; expected 'euclidean', 'com_free' or 'alanine'"
+    )

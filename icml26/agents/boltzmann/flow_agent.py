@@ -68,7 +68,9 @@ class FlowConfig:
     objective: str = "ldr"
     dispersion: str = "variance"
     lam: float = 1.0  # weight of the dispersion term (ldr, ldr_var) or of the reverse KL (ml_rkl)
-    n_iters: int | None = None  # updates of data-based objectives: min(n_iters, Budget.updates); None: the budget's, else 1000
+    n_iters: int | None = (
+        None  # updates of data-based objectives: min(n_iters, Budget.updates); None: the budget's, else 1000
+    )
     batch_size: int = 256
     lr: float = 1e-3
     lr_decay: bool = True  # cosine decay to 0 over training
@@ -96,14 +98,29 @@ class FlowConfig:
                 f"got {self.objective!r}"
             )
         if self.dispersion not in DISPERSIONS:
-            raise ValueError(f"FlowSampler: dispersion must be one of {sorted(DISPERSIONS)}, got {self.dispersion!r}")
+            raise ValueError(
+                f"FlowSampler: dispersion must be one of {sorted(DISPERSIONS)}, got {self.dispersion!r}"
+            )
         for k in ("alpha", "ais_step"):
             if not float(getattr(self, k)) > 0:
                 raise ValueError(f"FlowSampler: {k} must be > 0, got {getattr(self, k)!r}")
         if not 0.0 <= float(self.val_fraction) < 1.0:
-            raise ValueError(f"FlowSampler: val_fraction must be in [0, 1), got {self.val_fraction!r}")
-        for k in ("n_iters", "batch_size", "n_layers", "hidden", "depth", "bins", "buffer_size",
-                  "eval_every", "patience", "rkl_batch", "ais_levels"):
+            raise ValueError(
+                f"FlowSampler: val_fraction must be in [0, 1), got {self.val_fraction!r}"
+            )
+        for k in (
+            "n_iters",
+            "batch_size",
+            "n_layers",
+            "hidden",
+            "depth",
+            "bins",
+            "buffer_size",
+            "eval_every",
+            "patience",
+            "rkl_batch",
+            "ais_levels",
+        ):
             if getattr(self, k) is not None and int(getattr(self, k)) < 1:
                 raise ValueError(f"FlowSampler: {k} must be >= 1, got {getattr(self, k)!r}")
 
@@ -111,7 +128,9 @@ class FlowConfig:
 class FlowSampler:
     """A Boltzmann generator (spline flow) with a selectable training objective."""
 
-    version = "2"  # 2: validation split + early stopping for data objectives; ml_rkl, ml_reweighted, fab
+    version = (
+        "2"  # 2: validation split + early stopping for data objectives; ml_rkl, ml_reweighted, fab
+    )
 
     def __init__(self, **config: Any) -> None:
         self.config = FlowConfig(**config)
@@ -172,8 +191,13 @@ class FlowSampler:
     # ------------------------------------------------------------------ learning
     def _build(self, info: Mapping[str, Any], x_data: np.ndarray) -> None:
         c = self.config
-        cmap = make_coordinate_map(info["geometry"], int(info["dim"]), float(info.get("scale", 1.0)),
-                                   int(info.get("n_particles", 0)), int(info.get("spatial_dim", 0)))
+        cmap = make_coordinate_map(
+            info["geometry"],
+            int(info["dim"]),
+            float(info.get("scale", 1.0)),
+            int(info.get("n_particles", 0)),
+            int(info.get("spatial_dim", 0)),
+        )
         if len(x_data) >= 2:
             cmap.fit(torch.from_numpy(x_data.astype(np.float64)))
         elif isinstance(cmap, AlanineInternal):
@@ -182,8 +206,16 @@ class FlowSampler:
             cmap.fit_structure(torch.from_numpy(build_system("vacuum")[2].reshape(-1)))
         with torch.random.fork_rng():
             torch.manual_seed(derive_seed(self.seed, "flow-init"))
-            self.flow = SplineFlow(cmap.flow_dim, cmap.circular, c.n_layers, c.hidden, c.depth, c.bins,
-                                   c.bound, seed=derive_seed(self.seed, "flow-masks"))
+            self.flow = SplineFlow(
+                cmap.flow_dim,
+                cmap.circular,
+                c.n_layers,
+                c.hidden,
+                c.depth,
+                c.bins,
+                c.bound,
+                seed=derive_seed(self.seed, "flow-masks"),
+            )
         self.cmap = cmap
 
     def learn(self, env: Any, budget: Budget | None = None) -> dict[str, Any]:
@@ -191,28 +223,49 @@ class FlowSampler:
         c = self.config
         _, info = env.reset()
         self.bind(None, env.action_space)
-        data = {"x": np.asarray(info["dataset"]["x"]), "energy": np.asarray(info["dataset"]["energy"])}
+        data = {
+            "x": np.asarray(info["dataset"]["x"]),
+            "energy": np.asarray(info["dataset"]["energy"]),
+        }
         self._build(info, data["x"])
         params = list(self.flow.parameters())  # type: ignore[union-attr]
         opt = torch.optim.Adam(params, lr=c.lr)
         if c.objective in DATA_OBJECTIVES:
             if len(data["x"]) == 0:
-                raise ValueError(f"FlowSampler({c.objective}): needs a data set; the env has data='none'")
+                raise ValueError(
+                    f"FlowSampler({c.objective}): needs a data set; the env has data='none'"
+                )
             cap = int(budget.updates) if budget is not None and budget.updates else None
-            n_iters = min(x for x in (c.n_iters, cap, None if (c.n_iters or cap) else 1000) if x is not None)
+            n_iters = min(
+                x for x in (c.n_iters, cap, None if (c.n_iters or cap) else 1000) if x is not None
+            )
             log_w = None
             if c.objective == "ml_reweighted":
                 target = getattr(getattr(env, "unwrapped", env), "target", None)
-                log_w = bias_log_weights(target, torch.from_numpy(data["x"].astype(np.float64)),
-                                         torch.from_numpy(data["energy"]), str(info.get("data", "unbiased")))
+                log_w = bias_log_weights(
+                    target,
+                    torch.from_numpy(data["x"].astype(np.float64)),
+                    torch.from_numpy(data["energy"]),
+                    str(info.get("data", "unbiased")),
+                )
             if c.objective == "ml_rkl" and int(info["budget"]["energy_evals"]) <= 0:
-                raise ValueError("FlowSampler(ml_rkl): needs an energy budget for the reverse-KL term; "
-                                 "the env has 0 evaluations")
-            return self._learn_data(opt, data, n_iters, env=env, log_w=log_w,
-                                    energy_left=int(info["budget"]["energy_evals"]))
+                raise ValueError(
+                    "FlowSampler(ml_rkl): needs an energy budget for the reverse-KL term; "
+                    "the env has 0 evaluations"
+                )
+            return self._learn_data(
+                opt,
+                data,
+                n_iters,
+                env=env,
+                log_w=log_w,
+                energy_left=int(info["budget"]["energy_evals"]),
+            )
         left = int(info["budget"]["energy_evals"])
         if left <= 0:
-            raise ValueError(f"FlowSampler({c.objective}): needs an energy budget; the env has 0 evaluations")
+            raise ValueError(
+                f"FlowSampler({c.objective}): needs an energy budget; the env has 0 evaluations"
+            )
         if c.objective == "fab":
             return self._learn_fab(env, opt, left)
         return self._learn_variational(env, opt, left)
@@ -222,7 +275,9 @@ class FlowSampler:
             return None
         return torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(total, 1))
 
-    def _update(self, opt: torch.optim.Optimizer, loss: torch.Tensor, stats: dict[str, Any]) -> bool:
+    def _update(
+        self, opt: torch.optim.Optimizer, loss: torch.Tensor, stats: dict[str, Any]
+    ) -> bool:
         if not torch.isfinite(loss):
             stats["skipped_updates"] += 1
             return False
@@ -248,12 +303,16 @@ class FlowSampler:
             return np.arange(n), np.arange(0)
         n_val = int(round(f * n))
         if n_val < 2 or n - n_val < 2:
-            raise ValueError(f"FlowSampler: val_fraction={f} of {n} data points leaves {n_val} for validation "
-                             f"and {n - n_val} for training; both need >= 2 (use more data or val_fraction=0)")
+            raise ValueError(
+                f"FlowSampler: val_fraction={f} of {n} data points leaves {n_val} for validation "
+                f"and {n - n_val} for training; both need >= 2 (use more data or val_fraction=0)"
+            )
         perm = np.random.default_rng(derive_seed(self.seed, "val-split")).permutation(n)
         return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
-    def _data_loss(self, log_q: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _data_loss(
+        self, log_q: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(loss, nll, dispersion)`` of the objective's data terms on one batch."""
         c = self.config
         nan = torch.tensor(float("nan"))
@@ -266,15 +325,28 @@ class FlowSampler:
         disp = dispersion(-u - log_q, c.dispersion if c.objective == "ldr" else "variance")
         return (disp if c.objective == "lv" else nll + c.lam * disp), nll, disp
 
-    def _val_loss(self, y: torch.Tensor, ladj: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None) -> float:
+    def _val_loss(
+        self, y: torch.Tensor, ladj: torch.Tensor, u: torch.Tensor, log_w: torch.Tensor | None
+    ) -> float:
         with torch.no_grad():
             chunk = self.config.sample_chunk
-            log_q = torch.cat([self._log_q_flow_coords(y[i : i + chunk], ladj[i : i + chunk])
-                               for i in range(0, y.shape[0], chunk)])
+            log_q = torch.cat(
+                [
+                    self._log_q_flow_coords(y[i : i + chunk], ladj[i : i + chunk])
+                    for i in range(0, y.shape[0], chunk)
+                ]
+            )
             return float(self._data_loss(log_q, u, log_w)[0])
 
-    def _learn_data(self, opt: torch.optim.Optimizer, data: Mapping[str, np.ndarray], n_iters: int,
-                    env: Any = None, log_w: torch.Tensor | None = None, energy_left: int = 0) -> dict[str, Any]:
+    def _learn_data(
+        self,
+        opt: torch.optim.Optimizer,
+        data: Mapping[str, np.ndarray],
+        n_iters: int,
+        env: Any = None,
+        log_w: torch.Tensor | None = None,
+        energy_left: int = 0,
+    ) -> dict[str, Any]:
         c = self.config
         flow, cmap = self._require_flow()
         with torch.no_grad():
@@ -291,12 +363,22 @@ class FlowSampler:
         self.val_log_w = None if w_v is None else w_v.numpy()
         n = y.shape[0]
         sched = self._schedule(opt, n_iters)
-        stats: dict[str, Any] = {"objective": c.objective, "iterations": n_iters, "dataset_size": int(y_all.shape[0]),
-                                 "train_size": n, "val_size": int(len(va)), "energy_evals": 0,
-                                 "skipped_updates": 0, "curve": [], "val_curve": []}
+        stats: dict[str, Any] = {
+            "objective": c.objective,
+            "iterations": n_iters,
+            "dataset_size": int(y_all.shape[0]),
+            "train_size": n,
+            "val_size": int(len(va)),
+            "energy_evals": 0,
+            "skipped_updates": 0,
+            "curve": [],
+            "val_curve": [],
+        }
         if log_w is not None:
             wn = torch.softmax(log_w, 0)
-            stats["weights_ess"] = float(1.0 / (wn**2).sum() / len(wn))  # Kish ESS / n of the data weights
+            stats["weights_ess"] = float(
+                1.0 / (wn**2).sum() / len(wn)
+            )  # Kish ESS / n of the data weights
         validate = len(va) > 0
         best, best_it, bad = math.inf, 0, 0
         best_state = {k: v.detach().clone() for k, v in flow.state_dict().items()}
@@ -319,9 +401,19 @@ class FlowSampler:
                 sched.step()
             done = it + 1
             if it % every == 0 or it == n_iters - 1:
-                stats["curve"].append({"iteration": it, "nll": float(nll.detach()), "dispersion": float(disp.detach()),
-                                       "loss": float(loss.detach())})
-            if self.callback is not None and self.callback_every and (it + 1) % self.callback_every == 0:
+                stats["curve"].append(
+                    {
+                        "iteration": it,
+                        "nll": float(nll.detach()),
+                        "dispersion": float(disp.detach()),
+                        "loss": float(loss.detach()),
+                    }
+                )
+            if (
+                self.callback is not None
+                and self.callback_every
+                and (it + 1) % self.callback_every == 0
+            ):
                 self.callback(self, {"iteration": it + 1, "energy_evals": stats["energy_evals"]})
             if validate and (done % c.eval_every == 0 or done == n_iters):
                 v = self._val_loss(y_v, ladj_v, u_v, w_v)
@@ -365,8 +457,14 @@ class FlowSampler:
         n_batches = math.ceil(left / batch)
         replay = c.replay_steps if c.objective == "ldr_var" else 0
         sched = self._schedule(opt, n_batches * (1 + replay))
-        stats: dict[str, Any] = {"objective": c.objective, "energy_evals": 0, "iterations": 0,
-                                 "skipped_updates": 0, "nonfinite_energies": 0, "curve": []}
+        stats: dict[str, Any] = {
+            "objective": c.objective,
+            "energy_evals": 0,
+            "iterations": 0,
+            "skipped_updates": 0,
+            "nonfinite_energies": 0,
+            "curve": [],
+        }
         buf_y = torch.zeros(0, flow.dim)
         buf_l = torch.zeros(0, dtype=torch.float64)
         buf_u = torch.zeros(0, dtype=torch.float64)
@@ -408,9 +506,18 @@ class FlowSampler:
                     sched.step()
             stats["iterations"] += 1 + replay
             if b % every == 0 or b == n_batches - 1:
-                stats["curve"].append({"energy_evals": spent, "loss": float(loss.detach()),
-                                       "mean_energy": float(u[ok].mean()) if ok.any() else float("inf")})
-            if self.callback is not None and self.callback_every and (b + 1) % self.callback_every == 0:
+                stats["curve"].append(
+                    {
+                        "energy_evals": spent,
+                        "loss": float(loss.detach()),
+                        "mean_energy": float(u[ok].mean()) if ok.any() else float("inf"),
+                    }
+                )
+            if (
+                self.callback is not None
+                and self.callback_every
+                and (b + 1) % self.callback_every == 0
+            ):
                 self.callback(self, {"iteration": stats["iterations"], "energy_evals": spent})
         stats["energy_evals"] = spent
         return stats
@@ -421,14 +528,22 @@ class FlowSampler:
         c = self.config
         flow, cmap = self._require_flow()
         if any(cmap.circular):
-            raise ValueError("FlowSampler(fab): AIS with MALA is implemented for real coordinates only, "
-                             "not for flows with circular (torsion) coordinates")
+            raise ValueError(
+                "FlowSampler(fab): AIS with MALA is implemented for real coordinates only, "
+                "not for flows with circular (torsion) coordinates"
+            )
         env_batch = self._env_batch or c.batch_size
         per_chain = c.ais_levels + 1
         n_updates = max(1, left // (min(c.batch_size, env_batch) * per_chain))
         sched = self._schedule(opt, n_updates)
-        stats: dict[str, Any] = {"objective": c.objective, "energy_evals": 0, "iterations": 0, "skipped_updates": 0,
-                                 "nonfinite_energies": 0, "curve": []}
+        stats: dict[str, Any] = {
+            "objective": c.objective,
+            "energy_evals": 0,
+            "iterations": 0,
+            "skipped_updates": 0,
+            "nonfinite_energies": 0,
+            "curve": [],
+        }
         steps = torch.full((c.ais_levels,), float(c.ais_step), dtype=torch.float64)
 
         def log_q(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -448,9 +563,15 @@ class FlowSampler:
                 u = torch.from_numpy(np.asarray(info["energies"], dtype=np.float64))
                 ok = torch.isfinite(u)
                 stats["nonfinite_energies"] += int((~ok).sum())
-                f = torch.nan_to_num(torch.from_numpy(np.asarray(info["forces"], dtype=np.float64)), nan=0.0,
-                                     posinf=0.0, neginf=0.0)
-                (g,) = torch.autograd.grad((x * f).sum() + ladj.sum(), yb)  # grad of -u(x(y)) + log|dx/dy|
+                f = torch.nan_to_num(
+                    torch.from_numpy(np.asarray(info["forces"], dtype=np.float64)),
+                    nan=0.0,
+                    posinf=0.0,
+                    neginf=0.0,
+                )
+                (g,) = torch.autograd.grad(
+                    (x * f).sum() + ladj.sum(), yb
+                )  # grad of -u(x(y)) + log|dx/dy|
                 us.append(u - ladj.detach())
                 fs.append(g)
             return torch.cat(us), torch.cat(fs)
@@ -476,18 +597,34 @@ class FlowSampler:
             stats["iterations"] += 1
             if it % every == 0 or it == n_updates - 1:
                 wn = torch.softmax(res.log_w[ok], 0)
-                stats["curve"].append({"energy_evals": stats["energy_evals"], "loss": float(loss.detach()),
-                                       "ais_ess": float(1.0 / (wn**2).sum() / m), "accept": res.accept[-1]})
-            if self.callback is not None and self.callback_every and (it + 1) % self.callback_every == 0:
-                self.callback(self, {"iteration": stats["iterations"], "energy_evals": stats["energy_evals"]})
+                stats["curve"].append(
+                    {
+                        "energy_evals": stats["energy_evals"],
+                        "loss": float(loss.detach()),
+                        "ais_ess": float(1.0 / (wn**2).sum() / m),
+                        "accept": res.accept[-1],
+                    }
+                )
+            if (
+                self.callback is not None
+                and self.callback_every
+                and (it + 1) % self.callback_every == 0
+            ):
+                self.callback(
+                    self, {"iteration": stats["iterations"], "energy_evals": stats["energy_evals"]}
+                )
         stats["ais_step_sizes"] = [float(v) for v in steps]
         return stats
 
-    def _buffer_dispersion(self, buf_y: torch.Tensor, buf_l: torch.Tensor, buf_u: torch.Tensor) -> torch.Tensor:
+    def _buffer_dispersion(
+        self, buf_y: torch.Tensor, buf_l: torch.Tensor, buf_u: torch.Tensor
+    ) -> torch.Tensor:
         c = self.config
         if buf_y.shape[0] < 2:
             return torch.zeros((), dtype=torch.float64)
-        idx = torch.randint(0, buf_y.shape[0], (min(c.batch_size, buf_y.shape[0]),), generator=self._gen)
+        idx = torch.randint(
+            0, buf_y.shape[0], (min(c.batch_size, buf_y.shape[0]),), generator=self._gen
+        )
         log_q = self._log_q_flow_coords(buf_y[idx], buf_l[idx])
         return dispersion(-buf_u[idx] - log_q, c.dispersion)
 

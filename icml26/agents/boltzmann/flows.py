@@ -29,8 +29,12 @@ _SQUASH: dict[tuple[int, torch.dtype], Tensor] = {}
 def _squash_scale(k: int, dtype: torch.dtype) -> Tensor:
     """Per-parameter squash scales: 2/|ln s| for the 2K widths and heights, 1/|ln s| for K - 1 slopes."""
     if (k, dtype) not in _SQUASH:
-        _SQUASH[(k, dtype)] = torch.cat([torch.full((2 * k,), 2 / abs(_LOG_SLOPE), dtype=torch.float64),
-                                         torch.full((k - 1,), 1 / abs(_LOG_SLOPE), dtype=torch.float64)]).to(dtype)
+        _SQUASH[(k, dtype)] = torch.cat(
+            [
+                torch.full((2 * k,), 2 / abs(_LOG_SLOPE), dtype=torch.float64),
+                torch.full((k - 1,), 1 / abs(_LOG_SLOPE), dtype=torch.float64),
+            ]
+        ).to(dtype)
     return _SQUASH[(k, dtype)]
 
 
@@ -88,7 +92,11 @@ def rqs(x: Tensor, params: Tensor, bound: Tensor, inverse: bool = False) -> tupl
         zz = z * (1 - z)
         denom = s + t * zz
     omz = 1 - z
-    ladj = 2 * torch.log(s) + torch.log(2 * s * zz + d0 * omz * omz + d1 * z * z) - 2 * torch.log(denom)
+    ladj = (
+        2 * torch.log(s)
+        + torch.log(2 * s * zz + d0 * omz * omz + d1 * z * z)
+        - 2 * torch.log(denom)
+    )
     if inverse:
         ladj = -ladj
     return torch.where(inside, y, x), torch.where(inside, ladj, 0.0)
@@ -97,8 +105,16 @@ def rqs(x: Tensor, params: Tensor, bound: Tensor, inverse: bool = False) -> tupl
 class SplineCoupling(nn.Module):
     """Transform coordinates ``idx_t`` with splines conditioned on coordinates ``idx_c``."""
 
-    def __init__(self, circular: Tensor, idx_t: Tensor, idx_c: Tensor, hidden: int, depth: int,
-                 bins: int, bound: float) -> None:
+    def __init__(
+        self,
+        circular: Tensor,
+        idx_t: Tensor,
+        idx_c: Tensor,
+        hidden: int,
+        depth: int,
+        bins: int,
+        bound: float,
+    ) -> None:
         super().__init__()
         self.register_buffer("idx_t", idx_t)
         self.register_buffer("idx_c", idx_c)
@@ -120,7 +136,9 @@ class SplineCoupling(nn.Module):
     def forward(self, x: Tensor, inverse: bool = False) -> tuple[Tensor, Tensor]:
         c = x[..., self.idx_c]
         if self.any_circ:
-            c = torch.cat([torch.where(self.circ_c, torch.cos(c), c), torch.sin(c[..., self.circ_c])], -1)
+            c = torch.cat(
+                [torch.where(self.circ_c, torch.cos(c), c), torch.sin(c[..., self.circ_c])], -1
+            )
         params = self.net(c).unflatten(-1, (self.idx_t.numel(), 3 * self.bins - 1))
         yt, ladj = rqs(x[..., self.idx_t], params, self.bound_t, inverse=inverse)
         return x.index_copy(-1, self.idx_t, yt), ladj.sum(-1)
@@ -133,15 +151,29 @@ class SplineFlow(nn.Module):
     ``log_prob(x)``; ``rsample(n)`` returns reparametrized ``(x, log q(x))``.
     """
 
-    def __init__(self, dim: int, circular: Sequence[bool] | None = None, n_layers: int = 8,
-                 hidden: int = 128, depth: int = 2, bins: int = 8, bound: float = 5.0,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        dim: int,
+        circular: Sequence[bool] | None = None,
+        n_layers: int = 8,
+        hidden: int = 128,
+        depth: int = 2,
+        bins: int = 8,
+        bound: float = 5.0,
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         if dim < 2:
             raise ValueError(f"SplineFlow needs dim >= 2, got {dim}")
-        circ = torch.zeros(dim, dtype=torch.bool) if circular is None else torch.as_tensor(list(circular), dtype=torch.bool)
+        circ = (
+            torch.zeros(dim, dtype=torch.bool)
+            if circular is None
+            else torch.as_tensor(list(circular), dtype=torch.bool)
+        )
         if circ.shape != (dim,):
-            raise ValueError(f"SplineFlow: circular mask must have {dim} entries, got {tuple(circ.shape)}")
+            raise ValueError(
+                f"SplineFlow: circular mask must have {dim} entries, got {tuple(circ.shape)}"
+            )
         self.dim = dim
         self.register_buffer("circular", circ)
         gen = torch.Generator().manual_seed(int(seed))
@@ -153,8 +185,14 @@ class SplineFlow(nn.Module):
             half = dim // 2
             a, b = perm[:half], perm[half:]
             idx_t, idx_c = (a, b) if layer % 2 == 0 else (b, a)
-            layers.append(SplineCoupling(circ, idx_t.sort().values, idx_c.sort().values, hidden, depth, bins, bound))
-            shifts.append(torch.where(circ, (torch.rand(dim, generator=gen) * 2 - 1) * math.pi, 0.0))
+            layers.append(
+                SplineCoupling(
+                    circ, idx_t.sort().values, idx_c.sort().values, hidden, depth, bins, bound
+                )
+            )
+            shifts.append(
+                torch.where(circ, (torch.rand(dim, generator=gen) * 2 - 1) * math.pi, 0.0)
+            )
         self.layers = nn.ModuleList(layers)
         self.register_buffer("shifts", torch.stack(shifts))
 

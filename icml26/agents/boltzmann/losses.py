@@ -16,8 +16,15 @@ from typing import Any
 import torch
 from torch import Tensor
 
-__all__ = ["DISPERSIONS", "dispersion", "ldr_loss", "reverse_kl_surrogate", "ml_rkl_loss", "reweighted_nll",
-           "bias_log_weights"]
+__all__ = [
+    "DISPERSIONS",
+    "dispersion",
+    "ldr_loss",
+    "reverse_kl_surrogate",
+    "ml_rkl_loss",
+    "reweighted_nll",
+    "bias_log_weights",
+]
 
 
 def _variance(r: Tensor) -> Tensor:
@@ -42,7 +49,10 @@ def _iqr(r: Tensor) -> Tensor:
 
 
 DISPERSIONS: dict[str, Callable[[Tensor], Tensor]] = {
-    "variance": _variance, "mad": _mad, "huber": _huber, "iqr": _iqr,
+    "variance": _variance,
+    "mad": _mad,
+    "huber": _huber,
+    "iqr": _iqr,
 }
 
 
@@ -54,7 +64,9 @@ def dispersion(r: Tensor, kind: str = "variance") -> Tensor:
     return DISPERSIONS[kind](r[finite] if not bool(finite.all()) else r)
 
 
-def ldr_loss(log_q: Tensor, u: Tensor, lam: float, kind: str = "variance") -> tuple[Tensor, Tensor, Tensor]:
+def ldr_loss(
+    log_q: Tensor, u: Tensor, lam: float, kind: str = "variance"
+) -> tuple[Tensor, Tensor, Tensor]:
     """LDR on one data batch: ``NLL + lam * Dispersion(-u - log q)`` (same batch, stored ``u``).
 
     Returns ``(loss, nll, dispersion)``.
@@ -72,8 +84,14 @@ def reverse_kl_surrogate(x: Tensor, log_q: Tensor, u: Tensor, forces: Tensor) ->
     return (log_q + u_link).mean()
 
 
-def ml_rkl_loss(log_q_data: Tensor, x_model: Tensor, log_q_model: Tensor, u_model: Tensor,
-                forces: Tensor, lam: float) -> tuple[Tensor, Tensor, Tensor]:
+def ml_rkl_loss(
+    log_q_data: Tensor,
+    x_model: Tensor,
+    log_q_model: Tensor,
+    u_model: Tensor,
+    forces: Tensor,
+    lam: float,
+) -> tuple[Tensor, Tensor, Tensor]:
     """ML + reverse KL (Noé et al. 2019): ``-mean log q(data) + lam * mean_q(log q + u)``, the
     second term on reparametrized model samples with their energies and forces bought from the env.
 
@@ -88,8 +106,10 @@ def reweighted_nll(log_q: Tensor, log_w: Tensor) -> Tensor:
     """Self-normalized importance-weighted NLL ``-sum_i w_i log q(x_i) / sum_i w_i`` with
     ``w_i = exp(log_w_i)`` (the normalization of the weights drops out)."""
     if log_q.shape != log_w.shape:
-        raise ValueError(f"reweighted_nll: log_q and log_w must have the same shape, got "
-                         f"{tuple(log_q.shape)} and {tuple(log_w.shape)}")
+        raise ValueError(
+            f"reweighted_nll: log_q and log_w must have the same shape, got "
+            f"{tuple(log_q.shape)} and {tuple(log_w.shape)}"
+        )
     wn = torch.softmax(log_w.to(log_q.dtype), 0)
     return -(wn * log_q).sum()
 
@@ -118,9 +138,11 @@ def bias_log_weights(target: Any, x: Tensor, u: Tensor, kind: str) -> Tensor:
         log_pb = torch.logsumexp(-0.5 * d2 / std_b**2, -1) - target.dim * math.log(std_b)
         return -u - log_pb
     if isinstance(target, Funnel10):
-        return -x[..., 0] ** 2 / 18.0 + x[..., 0] ** 2 / 36.0
+        return -(x[..., 0] ** 2) / 18.0 + x[..., 0] ** 2 / 36.0
     t_b = getattr(target, "bias_temperature", None)
     if t_b is None:
-        raise ValueError(f"bias_log_weights: no known biased density for target {getattr(target, 'name', target)!r}")
+        raise ValueError(
+            f"bias_log_weights: no known biased density for target {getattr(target, 'name', target)!r}"
+        )
     ratio = float(getattr(target, "temperature", 1.0)) / float(t_b)  # T / T_b
     return -(1.0 - ratio) * u

@@ -37,7 +37,9 @@ class ExactSampler:
     def learn(self, env: Any, budget: Budget | None = None) -> dict[str, Any]:
         target = env.unwrapped.target
         if not getattr(target, "exact", False) or target.log_z is None:
-            raise ValueError(f"boltzmann-oracle needs an exact target with known log Z; {target.name!r} is not")
+            raise ValueError(
+                f"boltzmann-oracle needs an exact target with known log Z; {target.name!r} is not"
+            )
         self.target = target
         return {"energy_evals": 0}
 

@@ -27,7 +27,9 @@ __all__ = ["ScriptedAdversary", "LCAgent", "NoFinetuneEgo"]
 
 def _scenario_of(info: Mapping[str, Any] | None, who: str) -> int:
     if not info or "scenario" not in info:
-        raise ValueError(f"{who}: act(observation, info) needs info['scenario'] (ScenePilot-v0 provides it)")
+        raise ValueError(
+            f"{who}: act(observation, info) needs info['scenario'] (ScenePilot-v0 provides it)"
+        )
     return int(info["scenario"])
 
 
@@ -47,8 +49,9 @@ class ScriptedAdversary:
         self._triggered = False
 
     def act(self, observation: Any, info: Mapping[str, Any] | None = None) -> np.ndarray:
-        a, self._triggered = scripted_adversary_action(observation, _scenario_of(info, "ScriptedAdversary"),
-                                                       self._triggered, self.action_dim)
+        a, self._triggered = scripted_adversary_action(
+            observation, _scenario_of(info, "ScriptedAdversary"), self._triggered, self.action_dim
+        )
         return a
 
 
@@ -70,7 +73,9 @@ class LCAgent:
 
     version = "1"
 
-    def __init__(self, lr: float = 0.1, batch_episodes: int = 32, num_envs: int = 16, init_std: float = 1.0) -> None:
+    def __init__(
+        self, lr: float = 0.1, batch_episodes: int = 32, num_envs: int = 16, init_std: float = 1.0
+    ) -> None:
         self.lr, self.batch_episodes, self.num_envs = float(lr), int(batch_episodes), int(num_envs)
         n = max(LAYOUTS) + 1
         self.mu = np.zeros((n, 2))
@@ -90,8 +95,9 @@ class LCAgent:
             self._rng = np.random.default_rng(seed)
 
     @staticmethod
-    def _actions(obs: np.ndarray, scen: np.ndarray, z: np.ndarray, triggered: np.ndarray,
-                 action_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    def _actions(
+        obs: np.ndarray, scen: np.ndarray, z: np.ndarray, triggered: np.ndarray, action_dim: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         d = np.hypot(obs[:, 9] - obs[:, 0], obs[:, 10] - obs[:, 1])
         trig_d = _MAX_TRIGGER / (1.0 + np.exp(-z[:, 0]))
         immediate = np.array([LAYOUTS[int(s)].trigger_distance <= 0 for s in scen])
@@ -110,8 +116,13 @@ class LCAgent:
         s = _scenario_of(info, "LCAgent")
         if self._z is None:
             self._z = self.mu[s].copy()  # evaluation: the learned mean parameters
-        a, trig = self._actions(np.asarray(observation, np.float64)[None], np.array([s]), self._z[None],
-                                np.array([self._triggered]), self.action_dim)
+        a, trig = self._actions(
+            np.asarray(observation, np.float64)[None],
+            np.array([s]),
+            self._z[None],
+            np.array([self._triggered]),
+            self.action_dim,
+        )
         self._triggered = bool(trig[0])
         return a[0]
 
@@ -144,16 +155,27 @@ class LCAgent:
             if done.any():
                 em = info["episode_metrics"]
                 for i in np.flatnonzero(done):
-                    batch.append((int(scen[i]), z[i].copy(), float(em["collision"][i] + 0.01 * em["J_risk"][i])))
+                    batch.append(
+                        (
+                            int(scen[i]),
+                            z[i].copy(),
+                            float(em["collision"][i] + 0.01 * em["J_risk"][i]),
+                        )
+                    )
                 scen = np.asarray(self._scenarios_after_reset(venv, scen, done))
                 z[done] = draw(np.flatnonzero(done))
                 triggered[done] = False
             if len(batch) >= self.batch_episodes:
                 self._reinforce(batch, steps)
                 batch = []
-        return {"env_steps": steps, "updates": len(self.history),
-                "curve": {"env_steps": [h["env_steps"] for h in self.history],
-                          "mean_return": [h["mean_return"] for h in self.history]}}
+        return {
+            "env_steps": steps,
+            "updates": len(self.history),
+            "curve": {
+                "env_steps": [h["env_steps"] for h in self.history],
+                "mean_return": [h["mean_return"] for h in self.history],
+            },
+        }
 
     @staticmethod
     def _scenarios_after_reset(venv: Any, scen: np.ndarray, done: np.ndarray) -> np.ndarray:
@@ -175,7 +197,9 @@ class LCAgent:
             g_mu = (adv[:, None] * eps / std).mean(axis=0)
             g_ls = (adv[:, None] * (eps**2 - 1.0)).mean(axis=0)
             self.mu[s] += self.lr * g_mu
-            self.log_std[s] = np.clip(self.log_std[s] + self.lr * g_ls, math.log(0.05), math.log(3.0))
+            self.log_std[s] = np.clip(
+                self.log_std[s] + self.lr * g_ls, math.log(0.05), math.log(3.0)
+            )
         self.history.append({"env_steps": float(steps), "mean_return": float(rets.mean())})
 
 

@@ -23,10 +23,19 @@ import numpy as np
 
 from icml26.protocol import Budget
 
-__all__ = ["ScenePilotArgs", "ScenePilotAgent", "OBS_SCALE", "make_training_vector_env", "shield_gate", "gae"]
+__all__ = [
+    "ScenePilotArgs",
+    "ScenePilotAgent",
+    "OBS_SCALE",
+    "make_training_vector_env",
+    "shield_gate",
+    "gae",
+]
 
 # Fixed observation scale (per actor: x, y, yaw, cos, sin, vx, vy, ax, ay).
-OBS_SCALE = np.tile(np.array([50.0, 50.0, np.pi, 1.0, 1.0, 10.0, 10.0, 10.0, 10.0], dtype=np.float32), 3)
+OBS_SCALE = np.tile(
+    np.array([50.0, 50.0, np.pi, 1.0, 1.0, 10.0, 10.0, 10.0, 10.0], dtype=np.float32), 3
+)
 
 
 @dataclass
@@ -59,7 +68,9 @@ def _build_nets(obs_dim: int, act_dim: int, hidden: int) -> tuple[Any, Any]:
     class Actor(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.net = nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
+            self.net = nn.Sequential(
+                nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
+            )
             self.fc_mu, self.fc_std = nn.Linear(hidden, act_dim), nn.Linear(hidden, act_dim)
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -69,7 +80,9 @@ def _build_nets(obs_dim: int, act_dim: int, hidden: int) -> tuple[Any, Any]:
     class Critic(nn.Module):  # shared trunk, heads V_risk and V_sigma
         def __init__(self) -> None:
             super().__init__()
-            self.shared = nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
+            self.shared = nn.Sequential(
+                nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
+            )
             self.head_risk = nn.Sequential(nn.Linear(hidden, 64), nn.ReLU(), nn.Linear(64, 1))
             self.head_sigma = nn.Sequential(nn.Linear(hidden, 64), nn.ReLU(), nn.Linear(64, 1))
 
@@ -106,11 +119,16 @@ class _SingleAsVector:
         obs, info = self.env.reset(seed=seed)
         return np.asarray(obs)[None], info
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         obs, r, term, trunc, info = self.env.step(actions[0])
-        out = {"sigma_t": np.array([info["sigma_t"]]), "sigma_tp1": np.array([info["sigma_tp1"]]),
-               "collision": np.array([info["collision"]]),
-               "risk_source_phi": np.array([info.get("risk_source") == "phi"])}
+        out = {
+            "sigma_t": np.array([info["sigma_t"]]),
+            "sigma_tp1": np.array([info["sigma_tp1"]]),
+            "collision": np.array([info["collision"]]),
+            "risk_source_phi": np.array([info.get("risk_source") == "phi"]),
+        }
         if term or trunc:
             out["final_obs"], out["_final_obs"] = np.asarray(obs)[None], np.array([True])
             m = info.get("episode_metrics", {})
@@ -128,14 +146,25 @@ def make_training_vector_env(env: Any, num_envs: int) -> Any:
     base = getattr(env, "unwrapped", env)
     if isinstance(base, ScenePilotVectorEnv):
         return base
-    if type(base) is ScenePilotEnv and isinstance(base.ego_name, str) and base.world.planner_name != "external" \
-            and base.backend == "kinematic":
+    if (
+        type(base) is ScenePilotEnv
+        and isinstance(base.ego_name, str)
+        and base.world.planner_name != "external"
+        and base.backend == "kinematic"
+    ):
         w = base.world
         # the env's own Phi object: it trains on the batched scenes, and env.save_phi saves it
         phi = "ttc" if w.phi is None else w.phi
-        return ScenePilotVectorEnv(num_envs=num_envs, scenario=list(base.scenarios), ego=w.planner_name,
-                                   action=base.action_mode, phi=phi, feasibility=w.feas,
-                                   feasibility_threshold=base.feasibility_threshold, max_steps=w.max_steps)
+        return ScenePilotVectorEnv(
+            num_envs=num_envs,
+            scenario=list(base.scenarios),
+            ego=w.planner_name,
+            action=base.action_mode,
+            phi=phi,
+            feasibility=w.feas,
+            feasibility_threshold=base.feasibility_threshold,
+            max_steps=w.max_steps,
+        )
     return _SingleAsVector(env)
 
 
@@ -148,7 +177,9 @@ class ScenePilotAgent:
         known = {f.name for f in fields(ScenePilotArgs)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise TypeError(f"ScenePilotAgent: unknown hyperparameter(s) {unknown}; known: {sorted(known)}")
+            raise TypeError(
+                f"ScenePilotAgent: unknown hyperparameter(s) {unknown}; known: {sorted(known)}"
+            )
         if "k_values" in overrides:
             overrides["k_values"] = tuple(float(k) for k in overrides["k_values"])
         self.args = ScenePilotArgs(**overrides)
@@ -163,7 +194,9 @@ class ScenePilotAgent:
     def bind(self, observation_space: Any, action_space: Any) -> None:
         self.act_dim = int(np.prod(action_space.shape))
         if observation_space.shape != (27,):
-            raise ValueError(f"ScenePilotAgent: expects the 27-number ScenePilot-v0 observation, got {observation_space.shape}")
+            raise ValueError(
+                f"ScenePilotAgent: expects the 27-number ScenePilot-v0 observation, got {observation_space.shape}"
+            )
 
     def reset(self, seed: int | None = None) -> None:
         if self._seed is None:
@@ -279,9 +312,11 @@ class ScenePilotAgent:
             for _ in range(A.update_epochs):
                 perm = torch.randperm(B)
                 for start in range(0, B, mb):
-                    idx = perm[start:start + mb]
+                    idx = perm[start : start + mb]
                     v = self.critic(S[idx])
-                    v_loss = torch.nn.functional.mse_loss(v[:, 0], b_tr[idx]) + torch.nn.functional.mse_loss(v[:, 1], b_ts[idx])
+                    v_loss = torch.nn.functional.mse_loss(
+                        v[:, 0], b_tr[idx]
+                    ) + torch.nn.functional.mse_loss(v[:, 1], b_ts[idx])
                     opt_v.zero_grad()
                     v_loss.backward()
                     torch.nn.utils.clip_grad_norm_(self.critic.parameters(), A.max_grad_norm)
@@ -289,7 +324,10 @@ class ScenePilotAgent:
                     mu, std = self.actor(S[idx])
                     dist = Normal(mu, std)
                     ratio = torch.exp(dist.log_prob(b_act[idx]).sum(-1) - old_logp[idx])
-                    surr = torch.min(ratio * b_adv[idx], torch.clamp(ratio, 1 - A.clip_coef, 1 + A.clip_coef) * b_adv[idx])
+                    surr = torch.min(
+                        ratio * b_adv[idx],
+                        torch.clamp(ratio, 1 - A.clip_coef, 1 + A.clip_coef) * b_adv[idx],
+                    )
                     p_loss = -(surr.mean() + A.ent_coef * dist.entropy().sum(-1).mean())
                     opt_pi.zero_grad()
                     p_loss.backward()
@@ -298,15 +336,24 @@ class ScenePilotAgent:
                     pl.append(p_loss.item())
                     vl.append(v_loss.item())
             feasible_ratio = float((sig_tp1 >= k).mean())
-            self.history.append({
-                "update": update, "env_steps": (update + 1) * B, "k": k, "feasible_ratio": feasible_ratio,
-                "gate_share": float(alpha.mean()), "mean_risk": float(r_risk.mean()), "mean_sigma": float(r_sig.mean()),
-                "phi_reward_share": float(from_phi.mean()),
-                "policy_loss": float(np.mean(pl)), "value_loss": float(np.mean(vl)),
-                "episodes": ep_count, "collision_rate": ep_collisions / max(ep_count, 1),
-                "J_risk": float(np.mean(ep_jr)) if ep_jr else float("nan"),
-                "J_sigma": float(np.mean(ep_js)) if ep_js else float("nan"),
-            })
+            self.history.append(
+                {
+                    "update": update,
+                    "env_steps": (update + 1) * B,
+                    "k": k,
+                    "feasible_ratio": feasible_ratio,
+                    "gate_share": float(alpha.mean()),
+                    "mean_risk": float(r_risk.mean()),
+                    "mean_sigma": float(r_sig.mean()),
+                    "phi_reward_share": float(from_phi.mean()),
+                    "policy_loss": float(np.mean(pl)),
+                    "value_loss": float(np.mean(vl)),
+                    "episodes": ep_count,
+                    "collision_rate": ep_collisions / max(ep_count, 1),
+                    "J_risk": float(np.mean(ep_jr)) if ep_jr else float("nan"),
+                    "J_sigma": float(np.mean(ep_js)) if ep_js else float("nan"),
+                }
+            )
             ep_collisions, ep_count, ep_jr, ep_js = 0, 0, [], []
             # ---- the k curriculum (cyclic, as in the release)
             tick += 1
@@ -314,12 +361,25 @@ class ScenePilotAgent:
                 tick = 0
                 self.k_index = (self.k_index + 1) % len(A.k_values)
         phi = getattr(venv, "phi", None) or getattr(getattr(env, "unwrapped", env), "phi", None)
-        return {"updates": n_updates, "env_steps": n_updates * N * T, "final_k": self.k,
-                "phi_ready": bool(phi.ready) if phi is not None else False,
-                "phi_updates": int(phi.n_updates) if phi is not None else 0,
-                "curve": {key: [h[key] for h in self.history] for key in
-                          ("env_steps", "k", "feasible_ratio", "collision_rate", "mean_risk", "mean_sigma",
-                           "phi_reward_share")}}
+        return {
+            "updates": n_updates,
+            "env_steps": n_updates * N * T,
+            "final_k": self.k,
+            "phi_ready": bool(phi.ready) if phi is not None else False,
+            "phi_updates": int(phi.n_updates) if phi is not None else 0,
+            "curve": {
+                key: [h[key] for h in self.history]
+                for key in (
+                    "env_steps",
+                    "k",
+                    "feasible_ratio",
+                    "collision_rate",
+                    "mean_risk",
+                    "mean_sigma",
+                    "phi_reward_share",
+                )
+            },
+        }
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -327,8 +387,14 @@ class ScenePilotAgent:
         self._ensure_nets()
         arrays = {f"p{i}": p.detach().numpy() for i, p in enumerate(self.actor.parameters())}
         arrays.update({f"c{i}": p.detach().numpy() for i, p in enumerate(self.critic.parameters())})
-        np.savez(path, obs_scale=OBS_SCALE, act_dim=np.array(self.act_dim), k_index=np.array(self.k_index),
-                 kind=np.array("scenepilot-tanh-gaussian"), **arrays)
+        np.savez(
+            path,
+            obs_scale=OBS_SCALE,
+            act_dim=np.array(self.act_dim),
+            k_index=np.array(self.k_index),
+            kind=np.array("scenepilot-tanh-gaussian"),
+            **arrays,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **overrides: Any) -> ScenePilotAgent:

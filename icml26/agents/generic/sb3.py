@@ -40,12 +40,15 @@ class SB3Agent:
         if algo_kwargs:  # a misspelt kwarg fails here, not in every trial's learn()
             import inspect
 
-            accepted = {p for p in inspect.signature(self._cls()).parameters
-                        if not p.startswith("_")} - {"policy", "env", "seed"}
+            accepted = {
+                p for p in inspect.signature(self._cls()).parameters if not p.startswith("_")
+            } - {"policy", "env", "seed"}
             bad = sorted(set(algo_kwargs) - accepted)
             if bad:
-                raise TypeError(f"SB3Agent: {algo} has no keyword argument(s) {', '.join(bad)}; it "
-                                f"accepts: {', '.join(sorted(accepted))}")
+                raise TypeError(
+                    f"SB3Agent: {algo} has no keyword argument(s) {', '.join(bad)}; it "
+                    f"accepts: {', '.join(sorted(accepted))}"
+                )
         self.algo_kwargs = dict(algo_kwargs)
         self._seed: int | None = None
         self.model = self._load(model) if isinstance(model, str) else model

@@ -56,29 +56,54 @@ class LoopLMAgent:
 
     version = "2"
 
-    def __init__(self, algo: str = "rltt", omega: str = "exit_pdf", *, d_model: int = 64, n_heads: int = 4,
-                 n_layers: int | None = None, n_loops: int = 4, max_len: int = 96,
-                 warm_start_steps: int | None = None, rl_steps: int | None = None,
-                 warm_start_batch: int = 64, warm_start_lr: float = 3e-3, beta_entropy: float = 0.05,
-                 decode: str = "fixed", decode_loop: int | None = None, threshold: float = 0.5,
-                 checkpoint: str | None = None, progress: bool = True, num_threads: int | None = 1,
-                 eval_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-                 **rl_kwargs: Any) -> None:
+    def __init__(
+        self,
+        algo: str = "rltt",
+        omega: str = "exit_pdf",
+        *,
+        d_model: int = 64,
+        n_heads: int = 4,
+        n_layers: int | None = None,
+        n_loops: int = 4,
+        max_len: int = 96,
+        warm_start_steps: int | None = None,
+        rl_steps: int | None = None,
+        warm_start_batch: int = 64,
+        warm_start_lr: float = 3e-3,
+        beta_entropy: float = 0.05,
+        decode: str = "fixed",
+        decode_loop: int | None = None,
+        threshold: float = 0.5,
+        checkpoint: str | None = None,
+        progress: bool = True,
+        num_threads: int | None = 1,
+        eval_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+        **rl_kwargs: Any,
+    ) -> None:
         if algo not in ("rltt", "grpo", "reinforce", "sft"):
-            raise ValueError(f"LoopLMAgent: algo must be rltt, grpo, reinforce or sft, got {algo!r}")
+            raise ValueError(
+                f"LoopLMAgent: algo must be rltt, grpo, reinforce or sft, got {algo!r}"
+            )
         unknown = set(rl_kwargs) - _RL_FIELDS
         if unknown:
-            raise TypeError(f"LoopLMAgent: unknown keyword(s) {sorted(unknown)}; RLConfig has {sorted(_RL_FIELDS)}")
+            raise TypeError(
+                f"LoopLMAgent: unknown keyword(s) {sorted(unknown)}; RLConfig has {sorted(_RL_FIELDS)}"
+            )
         if decode not in DECODE_MODES:
             raise ValueError(f"LoopLMAgent: decode must be one of {DECODE_MODES}, got {decode!r}")
         self.algo, self.omega = algo, omega
         self.rl_kwargs = dict(rl_kwargs)
         if algo != "sft":
-            RLConfig(algo=algo, omega=omega, **self.rl_kwargs)  # validate now, not after the warm start
-        self.model_cfg = dict(d_model=d_model, n_heads=n_heads, n_layers=n_layers, n_loops=n_loops,
-                              max_len=max_len)
+            RLConfig(
+                algo=algo, omega=omega, **self.rl_kwargs
+            )  # validate now, not after the warm start
+        self.model_cfg = dict(
+            d_model=d_model, n_heads=n_heads, n_layers=n_layers, n_loops=n_loops, max_len=max_len
+        )
         self.warm_caps = (warm_start_steps, rl_steps)
-        self.warm_cfg = WarmStartConfig(batch_size=warm_start_batch, lr=warm_start_lr, beta_entropy=beta_entropy)
+        self.warm_cfg = WarmStartConfig(
+            batch_size=warm_start_batch, lr=warm_start_lr, beta_entropy=beta_entropy
+        )
         self.decode, self.decode_loop, self.threshold = decode, decode_loop, threshold
         self.progress, self.eval_thresholds = progress, tuple(eval_thresholds)
         self.num_threads = num_threads
@@ -110,25 +135,43 @@ class LoopLMAgent:
         stats: dict[str, Any] = {"warm_start_steps": warm_steps, "rl_steps": rl_steps}
         if self.policy is None:
             layers = self.model_cfg["n_layers"] or int(budget.extra.get("n_layers", 2))
-            cfg = LoopConfig(vocab_size=self.tokenizer.vocab_size, **{**self.model_cfg, "n_layers": layers})
+            cfg = LoopConfig(
+                vocab_size=self.tokenizer.vocab_size, **{**self.model_cfg, "n_layers": layers}
+            )
             wcfg = WarmStartConfig(**{**asdict(self.warm_cfg), "steps": warm_steps})
-            task_key = {"task": u.task_name, **u.generator.config(), "test_fraction": u.sampler.test_fraction}
-            model, wstats = cached_warm_start(cfg, u.sampler, wcfg, ws_seed, task_key, progress=self.progress)
+            task_key = {
+                "task": u.task_name,
+                **u.generator.config(),
+                "test_fraction": u.sampler.test_fraction,
+            }
+            model, wstats = cached_warm_start(
+                cfg, u.sampler, wcfg, ws_seed, task_key, progress=self.progress
+            )
             self.policy = LoopedPolicy(model, self.tokenizer)
             stats["warm_start"] = {k: v for k, v in wstats.items() if k != "ce_final_curve"}
         if self.algo == "sft" or rl_steps == 0:
             return stats
         # the task's sample budget (prompts x group size per step) unless the agent was told otherwise
-        keys = ("prompts_per_step", "group_size") + (() if self.algo == "reinforce" else
-                                                      ("updates_per_batch", "minibatches"))
+        keys = ("prompts_per_step", "group_size") + (
+            () if self.algo == "reinforce" else ("updates_per_batch", "minibatches")
+        )
         sample_budget: dict[str, Any] = {k: int(budget.extra[k]) for k in keys if k in budget.extra}
         if "lr" in budget.extra:
             sample_budget["lr"] = float(budget.extra["lr"])
-        rl_cfg = RLConfig(algo=self.algo, omega=self.omega,
-                          **{"max_new_tokens": self.max_new_tokens, **sample_budget, **self.rl_kwargs})
-        trainer = LoopRLTrainer(self.policy, problem_source(env), rl_cfg, seed=derive_seed(self.seed, "rl"))
-        hist = trainer.train(rl_steps, wall_clock_s=budget.wall_clock_s, progress=self.progress,
-                             desc=f"{self.algo}" + (f"[{self.omega}]" if self.algo == "rltt" else ""))
+        rl_cfg = RLConfig(
+            algo=self.algo,
+            omega=self.omega,
+            **{"max_new_tokens": self.max_new_tokens, **sample_budget, **self.rl_kwargs},
+        )
+        trainer = LoopRLTrainer(
+            self.policy, problem_source(env), rl_cfg, seed=derive_seed(self.seed, "rl")
+        )
+        hist = trainer.train(
+            rl_steps,
+            wall_clock_s=budget.wall_clock_s,
+            progress=self.progress,
+            desc=f"{self.algo}" + (f"[{self.omega}]" if self.algo == "rltt" else ""),
+        )
         stats.update(summarize_history(hist))
         return stats
 
@@ -138,18 +181,30 @@ class LoopLMAgent:
         tokens = np.asarray(observation["tokens"])
         n = int(observation["length"])
         ids = torch.as_tensor(tokens[:n], dtype=torch.long)[None]
-        gen = pol.generate(ids, torch.ones_like(ids, dtype=torch.bool), self.max_new_tokens, **self._decode_kw())
+        gen = pol.generate(
+            ids, torch.ones_like(ids, dtype=torch.bool), self.max_new_tokens, **self._decode_kw()
+        )
         return pol.decode(gen.tokens)[0]
 
     # ------------------------------------------------------------------ batched evaluation
-    def evaluate(self, env: Any, problems: Sequence[Any], seed: int = 0, k: int = 8) -> dict[str, Any]:
+    def evaluate(
+        self, env: Any, problems: Sequence[Any], seed: int = 0, k: int = 8
+    ) -> dict[str, Any]:
         """Every family metric on ``problems`` of ``env`` (``LoopReasoning-v0``), batched; pass@k
         from ``k`` samples."""
         self._set_threads()
         u = env.unwrapped
         src = problem_source(u)
-        return evaluate_policy(self._require_policy(), problems, src.prompt, src.score, u.max_answer_len + 2,
-                               thresholds=self.eval_thresholds, k=k, seed=seed)
+        return evaluate_policy(
+            self._require_policy(),
+            problems,
+            src.prompt,
+            src.score,
+            u.max_answer_len + 2,
+            thresholds=self.eval_thresholds,
+            k=k,
+            seed=seed,
+        )
 
     def save(self, path: str | Path) -> None:
         self._require_policy().model.save(path)
@@ -167,7 +222,9 @@ class LoopLMAgent:
 
     def _require_policy(self) -> LoopedPolicy:
         if self.policy is None:
-            raise RuntimeError("LoopLMAgent: no model yet; call learn(env, budget) or pass checkpoint=")
+            raise RuntimeError(
+                "LoopLMAgent: no model yet; call learn(env, budget) or pass checkpoint="
+            )
         return self.policy
 
 

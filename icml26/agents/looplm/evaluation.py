@@ -29,13 +29,19 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def _batched(seq: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [seq[i: i + size] for i in range(0, len(seq), size)]
+    return [seq[i : i + size] for i in range(0, len(seq), size)]
 
 
 @torch.no_grad()
-def decode_and_score(policy: Any, problems: Sequence[Any], prompt: Callable[[Any], str],
-                     score: Callable[[list[str], list[Any]], np.ndarray], max_new_tokens: int,
-                     batch_size: int = 256, **gen_kw: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
+def decode_and_score(
+    policy: Any,
+    problems: Sequence[Any],
+    prompt: Callable[[Any], str],
+    score: Callable[[list[str], list[Any]], np.ndarray],
+    max_new_tokens: int,
+    batch_size: int = 256,
+    **gen_kw: Any,
+) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Decode every problem once (``gen_kw`` picks the mode): ``(rewards, completions, mean exit
     loop per completion)``."""
     rewards, texts, depths = [], [], []
@@ -51,16 +57,29 @@ def decode_and_score(policy: Any, problems: Sequence[Any], prompt: Callable[[Any
 
 
 @torch.no_grad()
-def evaluate_policy(policy: Any, problems: Sequence[Any], prompt: Callable[[Any], str],
-                    score: Callable[[list[str], list[Any]], np.ndarray], max_new_tokens: int, *,
-                    thresholds: Sequence[float] = DEFAULT_THRESHOLDS, k: int = 8, seed: int = 0,
-                    batch_size: int = 256) -> dict[str, Any]:
+def evaluate_policy(
+    policy: Any,
+    problems: Sequence[Any],
+    prompt: Callable[[Any], str],
+    score: Callable[[list[str], list[Any]], np.ndarray],
+    max_new_tokens: int,
+    *,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    k: int = 8,
+    seed: int = 0,
+    batch_size: int = 256,
+) -> dict[str, Any]:
     """Every metric of the family on ``problems`` (held-out test problems)."""
     T = policy.n_loops
     final, _, _ = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size)
-    per_loop = [final if t == T else decode_and_score(policy, problems, prompt, score, max_new_tokens,
-                                                      batch_size, loop=t)[0]
-                for t in range(1, T + 1)]
+    per_loop = [
+        final
+        if t == T
+        else decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size, loop=t)[
+            0
+        ]
+        for t in range(1, T + 1)
+    ]
     out: dict[str, Any] = {
         "accuracy": float(np.mean(final == 1.0)),
         "scores": [float(x) for x in final],
@@ -69,20 +88,43 @@ def evaluate_policy(policy: Any, problems: Sequence[Any], prompt: Callable[[Any]
     if getattr(policy, "has_exit_gate", False):
         curve = []
         for q in thresholds:
-            r, _, d = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size,
-                                       mode="threshold", threshold=q)
-            curve.append({"threshold": float(q), "accuracy": float(np.mean(r == 1.0)),
-                          "expected_depth": float(np.mean(d))})
+            r, _, d = decode_and_score(
+                policy,
+                problems,
+                prompt,
+                score,
+                max_new_tokens,
+                batch_size,
+                mode="threshold",
+                threshold=q,
+            )
+            curve.append(
+                {
+                    "threshold": float(q),
+                    "accuracy": float(np.mean(r == 1.0)),
+                    "expected_depth": float(np.mean(d)),
+                }
+            )
         out["threshold_curve"] = curve
-        r, _, d = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size, mode="mix")
+        r, _, d = decode_and_score(
+            policy, problems, prompt, score, max_new_tokens, batch_size, mode="mix"
+        )
         out["mix_accuracy"] = float(np.mean(r == 1.0))
         out["mix_expected_depth"] = float(np.mean(d))
         out["mean_exit_pdf"] = mean_exit_pdf(policy, problems, prompt, max_new_tokens, batch_size)
     gen = torch.Generator().manual_seed(int(seed))
     correct = np.zeros(len(problems), dtype=int)
     for _ in range(k):
-        r, _, _ = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size,
-                                   temperature=1.0, generator=gen)
+        r, _, _ = decode_and_score(
+            policy,
+            problems,
+            prompt,
+            score,
+            max_new_tokens,
+            batch_size,
+            temperature=1.0,
+            generator=gen,
+        )
         correct += (r == 1.0).astype(int)
     out[f"pass_at_{k}"] = float(np.mean([pass_at_k(k, int(c), k) for c in correct]))
     out["sample_accuracy"] = float(correct.sum() / (k * len(problems)))
@@ -90,8 +132,13 @@ def evaluate_policy(policy: Any, problems: Sequence[Any], prompt: Callable[[Any]
 
 
 @torch.no_grad()
-def mean_exit_pdf(policy: Any, problems: Sequence[Any], prompt: Callable[[Any], str], max_new_tokens: int,
-                  batch_size: int = 256) -> list[float]:
+def mean_exit_pdf(
+    policy: Any,
+    problems: Sequence[Any],
+    prompt: Callable[[Any], str],
+    max_new_tokens: int,
+    batch_size: int = 256,
+) -> list[float]:
     """The exit distribution averaged over the tokens of the greedy final-loop completions."""
     total, count = None, 0.0
     for chunk in _batched(list(problems), batch_size):

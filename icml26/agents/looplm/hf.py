@@ -34,8 +34,9 @@ from icml26.agents.looplm.policy import Generation, PerLoop, completion_labels, 
 LOOP_ATTR = "total_ut_steps"
 
 
-def load_hf_checkpoint(path: str | Path, *, trust_remote_code: bool = False,
-                       torch_dtype: Any = None) -> tuple[Any, Any]:
+def load_hf_checkpoint(
+    path: str | Path, *, trust_remote_code: bool = False, torch_dtype: Any = None
+) -> tuple[Any, Any]:
     """``(model, tokenizer)`` from a local checkpoint directory; never downloads.
 
     Ouro checkpoints ship their modelling code, so they need ``trust_remote_code=True`` (only
@@ -43,14 +44,17 @@ def load_hf_checkpoint(path: str | Path, *, trust_remote_code: bool = False,
     transformers = require("transformers", "looplm", "loading a Hugging Face checkpoint")
     p = Path(path).expanduser()
     if not p.is_dir():
-        raise FileNotFoundError(f"load_hf_checkpoint: {str(p)!r} is not a local checkpoint directory "
-                                "(nothing is downloaded; point to a folder with config.json)")
+        raise FileNotFoundError(
+            f"load_hf_checkpoint: {str(p)!r} is not a local checkpoint directory "
+            "(nothing is downloaded; point to a folder with config.json)"
+        )
     kw: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust_remote_code}
     if torch_dtype is not None:
         kw["dtype"] = torch_dtype
     model = transformers.AutoModelForCausalLM.from_pretrained(str(p), **kw)
-    tok = transformers.AutoTokenizer.from_pretrained(str(p), local_files_only=True,
-                                                     trust_remote_code=trust_remote_code)
+    tok = transformers.AutoTokenizer.from_pretrained(
+        str(p), local_files_only=True, trust_remote_code=trust_remote_code
+    )
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     return model, tok
@@ -68,8 +72,10 @@ class HFLoopedPolicy:
         cfg_loops = getattr(model.config, LOOP_ATTR, None)
         self.n_loops = int(n_loops if n_loops is not None else cfg_loops or 1)
         if self.n_loops > 1 and not self.native and cfg_loops is None:
-            raise ValueError(f"HFLoopedPolicy: n_loops={self.n_loops} but the model has no config.{LOOP_ATTR} "
-                             "and no per-loop outputs; it cannot be truncated at a loop")
+            raise ValueError(
+                f"HFLoopedPolicy: n_loops={self.n_loops} but the model has no config.{LOOP_ATTR} "
+                "and no per-loop outputs; it cannot be truncated at a loop"
+            )
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
         if self.eos_id is None:
@@ -83,14 +89,21 @@ class HFLoopedPolicy:
         return self.model.parameters()
 
     def encode(self, prompts: Sequence[str]) -> tuple[Tensor, Tensor]:
-        enc = self.tokenizer(list(prompts), return_tensors="pt", padding=True, padding_side="left",
-                             add_special_tokens=False)
+        enc = self.tokenizer(
+            list(prompts),
+            return_tensors="pt",
+            padding=True,
+            padding_side="left",
+            add_special_tokens=False,
+        )
         return enc["input_ids"], enc["attention_mask"].bool()
 
     def decode(self, tokens: Tensor) -> list[str]:
         mask = completion_mask(tokens, self.eos_id)
-        rows = [[t for t, m in zip(r, mr) if m and t != self.eos_id] for r, mr in
-                zip(tokens.tolist(), mask.tolist())]
+        rows = [
+            [t for t, m in zip(r, mr) if m and t != self.eos_id]
+            for r, mr in zip(tokens.tolist(), mask.tolist())
+        ]
         return self.tokenizer.batch_decode(rows, skip_special_tokens=True)
 
     def _call(self, ids: Tensor, attn: Tensor, **kw: Any) -> Any:
@@ -113,13 +126,24 @@ class HFLoopedPolicy:
             setattr(self.model.config, LOOP_ATTR, old)
 
     @torch.no_grad()
-    def generate(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int, *, mode: str = "fixed",
-                 loop: int | None = None, temperature: float = 0.0, generator: torch.Generator | None = None,
-                 **_: Any) -> Generation:
+    def generate(
+        self,
+        prompt_ids: Tensor,
+        prompt_mask: Tensor,
+        max_new_tokens: int,
+        *,
+        mode: str = "fixed",
+        loop: int | None = None,
+        temperature: float = 0.0,
+        generator: torch.Generator | None = None,
+        **_: Any,
+    ) -> Generation:
         """Decode at the last loop (or ``loop``); sampling is seeded by ``generator``. No cache: each
         token re-reads the whole sequence (general, slow on long outputs)."""
         if mode != "fixed":
-            raise ValueError(f"HFLoopedPolicy.generate: only mode='fixed' is supported, got {mode!r}")
+            raise ValueError(
+                f"HFLoopedPolicy.generate: only mode='fixed' is supported, got {mode!r}"
+            )
         b = prompt_ids.shape[0]
         ids, attn = prompt_ids, prompt_mask.long()
         finished = torch.zeros(b, dtype=torch.bool)
@@ -128,7 +152,9 @@ class HFLoopedPolicy:
             for _ in range(int(max_new_tokens)):
                 logits = self._call(ids, attn).logits[:, -1].float()
                 if temperature > 0:
-                    tok = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator)[:, 0]
+                    tok = torch.multinomial(
+                        torch.softmax(logits / temperature, -1), 1, generator=generator
+                    )[:, 0]
                 else:
                     tok = logits.argmax(-1)
                 tok = torch.where(finished, torch.full_like(tok, self.pad_id), tok)
@@ -144,20 +170,32 @@ class HFLoopedPolicy:
         depth = float(loop if loop is not None else self.n_loops)
         return Generation(tokens, mask, torch.full(tokens.shape, depth) * mask)
 
-    def per_loop(self, prompt_ids: Tensor, prompt_mask: Tensor, gen: Generation, temperature: float = 1.0,
-                 with_exit_pdf: bool = True) -> PerLoop:
+    def per_loop(
+        self,
+        prompt_ids: Tensor,
+        prompt_mask: Tensor,
+        gen: Generation,
+        temperature: float = 1.0,
+        with_exit_pdf: bool = True,
+    ) -> PerLoop:
         ids, attn, labels, span = completion_labels(prompt_ids, prompt_mask, gen.tokens, gen.mask)
         if self.native:
-            kw: dict[str, Any] = {"return_per_loop_log_probs": True, "log_prob_labels": labels,
-                                  "log_prob_temperature": temperature}
+            kw: dict[str, Any] = {
+                "return_per_loop_log_probs": True,
+                "log_prob_labels": labels,
+                "log_prob_temperature": temperature,
+            }
             if self.native_exit:
                 kw["return_exit_pdf"] = with_exit_pdf
             out = self._call(ids, attn, **kw)
             pdf = getattr(out, "exit_pdf", None) if with_exit_pdf else None
-            return PerLoop(out.per_loop_log_probs[:, span], out.per_loop_entropies[:, span],
-                           None if pdf is None else pdf[:, span])
+            return PerLoop(
+                out.per_loop_log_probs[:, span],
+                out.per_loop_entropies[:, span],
+                None if pdf is None else pdf[:, span],
+            )
         lps, ents = [], []
-        valid = (labels >= 0)
+        valid = labels >= 0
         for t in range(1, self.n_loops + 1):
             with self.loops(t if self.n_loops > 1 else None):
                 logits = self._call(ids, attn).logits.float()

@@ -41,12 +41,22 @@ class LoopConfig:
     eos_id: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_heads", "n_layers", "n_loops", "max_len", "mlp_ratio"):
+        for name in (
+            "vocab_size",
+            "d_model",
+            "n_heads",
+            "n_layers",
+            "n_loops",
+            "max_len",
+            "mlp_ratio",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"LoopConfig.{name}: expected a positive int, got {v!r}")
         if self.d_model % self.n_heads:
-            raise ValueError(f"LoopConfig: d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
+            raise ValueError(
+                f"LoopConfig: d_model {self.d_model} is not divisible by n_heads {self.n_heads}"
+            )
 
 
 @dataclass
@@ -77,11 +87,15 @@ class Block(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
         self.ln2 = nn.LayerNorm(cfg.d_model)
-        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.mlp_ratio * cfg.d_model), nn.GELU(),
-                                 nn.Linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model))
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.mlp_ratio * cfg.d_model),
+            nn.GELU(),
+            nn.Linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model),
+        )
 
-    def forward(self, x: Tensor, attn_mask: Tensor,
-                past: tuple[Tensor, Tensor] | None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(
+        self, x: Tensor, attn_mask: Tensor, past: tuple[Tensor, Tensor] | None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         b, n, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
         q, k, v = (t.view(b, n, self.n_heads, d // self.n_heads).transpose(1, 2) for t in (q, k, v))
@@ -121,40 +135,66 @@ class LoopedTransformer(nn.Module):
     def n_loops(self) -> int:
         return self.config.n_loops
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, *,
-                past_key_values: KVCache | None = None, use_cache: bool = False,
-                n_loops: int | None = None, total_ut_steps: int | None = None,
-                return_per_loop_log_probs: bool = False, return_per_loop_logits: bool = False,
-                return_exit_pdf: bool = False, log_prob_labels: Tensor | None = None,
-                log_prob_temperature: float = 1.0) -> LoopedOutput:
+    def forward(
+        self,
+        input_ids: Tensor,
+        attention_mask: Tensor | None = None,
+        *,
+        past_key_values: KVCache | None = None,
+        use_cache: bool = False,
+        n_loops: int | None = None,
+        total_ut_steps: int | None = None,
+        return_per_loop_log_probs: bool = False,
+        return_per_loop_logits: bool = False,
+        return_exit_pdf: bool = False,
+        log_prob_labels: Tensor | None = None,
+        log_prob_temperature: float = 1.0,
+    ) -> LoopedOutput:
         """Run ``n_loops`` (default T) loops over ``input_ids`` (B, L).
 
         ``attention_mask`` (B, past + L), True/1 for real tokens, handles left padding (positions
         count real tokens only). With ``past_key_values`` the new tokens attend over the cache.
         """
         if input_ids.dim() != 2:
-            raise ValueError(f"LoopedTransformer: input_ids must be (B, L), got shape {tuple(input_ids.shape)}")
-        t_run = n_loops if n_loops is not None else total_ut_steps if total_ut_steps is not None \
+            raise ValueError(
+                f"LoopedTransformer: input_ids must be (B, L), got shape {tuple(input_ids.shape)}"
+            )
+        t_run = (
+            n_loops
+            if n_loops is not None
+            else total_ut_steps
+            if total_ut_steps is not None
             else self.config.n_loops
+        )
         if not 1 <= t_run <= self.config.n_loops:
-            raise ValueError(f"LoopedTransformer: n_loops must lie in [1, {self.config.n_loops}], got {t_run}")
+            raise ValueError(
+                f"LoopedTransformer: n_loops must lie in [1, {self.config.n_loops}], got {t_run}"
+            )
         if return_per_loop_log_probs and log_prob_labels is None:
-            raise ValueError("LoopedTransformer: return_per_loop_log_probs needs log_prob_labels (B, L)")
+            raise ValueError(
+                "LoopedTransformer: return_per_loop_log_probs needs log_prob_labels (B, L)"
+            )
         b, n = input_ids.shape
         past_len = 0 if past_key_values is None else past_key_values[0][0][0].shape[2]
         if attention_mask is None:
             attention_mask = torch.ones(b, past_len + n, dtype=torch.bool, device=input_ids.device)
         attention_mask = attention_mask.bool()
         if attention_mask.shape != (b, past_len + n):
-            raise ValueError(f"LoopedTransformer: attention_mask must be (B, past + L) = {(b, past_len + n)}, "
-                             f"got {tuple(attention_mask.shape)}")
+            raise ValueError(
+                f"LoopedTransformer: attention_mask must be (B, past + L) = {(b, past_len + n)}, "
+                f"got {tuple(attention_mask.shape)}"
+            )
         pos = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past_len:]
         if int(pos.max()) >= self.config.max_len:
-            raise ValueError(f"LoopedTransformer: sequence longer than max_len {self.config.max_len}")
+            raise ValueError(
+                f"LoopedTransformer: sequence longer than max_len {self.config.max_len}"
+            )
         q_idx = torch.arange(n, device=input_ids.device)[:, None] + past_len
         k_idx = torch.arange(past_len + n, device=input_ids.device)[None, :]
         mask = (k_idx <= q_idx)[None, None] & attention_mask[:, None, None, :]
-        mask = mask | (k_idx == q_idx)[None, None]  # a padding query attends to itself (no empty row)
+        mask = (
+            mask | (k_idx == q_idx)[None, None]
+        )  # a padding query attends to itself (no empty row)
 
         h = self.embed(input_ids) + self.pos(pos)
         new_cache: KVCache = []
@@ -187,10 +227,10 @@ class LoopedTransformer(nn.Module):
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
         """Write config and weights to ``path`` (a ``torch.save`` file), atomically."""
-        path = Path(path)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({"config": dataclasses.asdict(self.config), "state_dict": self.state_dict()}, tmp)
-        tmp.replace(path)
+        from icml26._paths import atomic_write
+
+        state = {"config": dataclasses.asdict(self.config), "state_dict": self.state_dict()}
+        atomic_write(path, lambda tmp: torch.save(state, tmp))
 
     @classmethod
     def load(cls, path: str | Path, map_location: str = "cpu") -> LoopedTransformer:
@@ -216,12 +256,22 @@ def exit_distribution(gate_logits: Tensor) -> Tensor:
     return pdf
 
 
-def ouro_loss(model: Any, input_ids: Tensor, attention_mask: Tensor, labels: Tensor,
-              beta_entropy: float = 0.05) -> tuple[Tensor, dict[str, float]]:
+def ouro_loss(
+    model: Any,
+    input_ids: Tensor,
+    attention_mask: Tensor,
+    labels: Tensor,
+    beta_entropy: float = 0.05,
+) -> tuple[Tensor, dict[str, float]]:
     """Ouro's pretraining loss on labelled tokens: ``sum_t p_t CE_t - beta_H H(p)``, averaged over
     tokens whose label is >= 0 (``labels`` are the next tokens, -100 elsewhere)."""
-    out = model(input_ids, attention_mask, return_per_loop_log_probs=True, return_exit_pdf=True,
-                log_prob_labels=labels)
+    out = model(
+        input_ids,
+        attention_mask,
+        return_per_loop_log_probs=True,
+        return_exit_pdf=True,
+        log_prob_labels=labels,
+    )
     valid = (labels >= 0).float()
     ce = -out.per_loop_log_probs  # (B, L, T)
     p = out.exit_pdf
@@ -230,6 +280,9 @@ def ouro_loss(model: Any, input_ids: Tensor, attention_mask: Tensor, labels: Ten
     n = valid.sum().clamp_min(1.0)
     loss = (per_tok * valid).sum() / n
     with torch.no_grad():
-        stats = {"loss": float(loss), "ce_final": float((ce[..., -1] * valid).sum() / n),
-                 "exit_entropy": float((ent * valid).sum() / n)}
+        stats = {
+            "loss": float(loss),
+            "ce_final": float((ce[..., -1] * valid).sum() / n),
+            "exit_entropy": float((ent * valid).sum() / n),
+        }
     return loss, stats

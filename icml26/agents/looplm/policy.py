@@ -38,17 +38,28 @@ class Generation:
 
 
 @torch.no_grad()
-def generate(model: LoopedTransformer, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int, *,
-             mode: str = "fixed", loop: int | None = None, threshold: float = 0.5,
-             temperature: float = 0.0, generator: torch.Generator | None = None,
-             use_cache: bool = True) -> Generation:
+def generate(
+    model: LoopedTransformer,
+    prompt_ids: Tensor,
+    prompt_mask: Tensor,
+    max_new_tokens: int,
+    *,
+    mode: str = "fixed",
+    loop: int | None = None,
+    threshold: float = 0.5,
+    temperature: float = 0.0,
+    generator: torch.Generator | None = None,
+    use_cache: bool = True,
+) -> Generation:
     """Decode up to ``max_new_tokens`` after left-padded prompts (greedy when temperature is 0)."""
     if mode not in DECODE_MODES:
         raise ValueError(f"generate: mode must be one of {DECODE_MODES}, got {mode!r}")
     T = model.config.n_loops
     n_loops = T if loop is None else int(loop)
     if mode != "fixed" and loop is not None:
-        raise ValueError(f"generate: loop is only for mode='fixed', got loop={loop} with mode={mode!r}")
+        raise ValueError(
+            f"generate: loop is only for mode='fixed', got loop={loop} with mode={mode!r}"
+        )
     if not 1 <= n_loops <= T:
         raise ValueError(f"generate: loop must lie in [1, {T}], got {loop}")
     if mode == "threshold" and not 0.0 < threshold <= 1.0:
@@ -60,8 +71,15 @@ def generate(model: LoopedTransformer, prompt_ids: Tensor, prompt_mask: Tensor, 
     finished = torch.zeros(b, dtype=torch.bool)
     toks, exits = [], []
     for _ in range(int(max_new_tokens)):
-        out = model(cur if use_cache else full_ids, full_mask, past_key_values=cache, use_cache=use_cache,
-                    n_loops=n_loops, return_per_loop_logits=mode != "fixed", return_exit_pdf=mode != "fixed")
+        out = model(
+            cur if use_cache else full_ids,
+            full_mask,
+            past_key_values=cache,
+            use_cache=use_cache,
+            n_loops=n_loops,
+            return_per_loop_logits=mode != "fixed",
+            return_exit_pdf=mode != "fixed",
+        )
         if mode == "fixed":
             logits = out.logits[:, -1]
             exit_loop = torch.full((b,), float(n_loops))
@@ -104,15 +122,16 @@ def completion_mask(tokens: Tensor, eos_id: int) -> Tensor:
     return (is_eos.cumsum(1) - is_eos) == 0  # no EOS strictly before
 
 
-def completion_labels(prompt_ids: Tensor, prompt_mask: Tensor, tokens: Tensor,
-                      mask: Tensor) -> tuple[Tensor, Tensor, Tensor, slice]:
+def completion_labels(
+    prompt_ids: Tensor, prompt_mask: Tensor, tokens: Tensor, mask: Tensor
+) -> tuple[Tensor, Tensor, Tensor, slice]:
     """Teacher-forcing inputs for scoring completions: ``(ids, attn, labels, span)``; the log-prob
     of completion token ``j`` sits at position ``span.start + j`` of the per-position outputs."""
     ids = torch.cat([prompt_ids, tokens], dim=1)
     attn = torch.cat([prompt_mask.bool(), mask], dim=1)
     labels = torch.full_like(ids, -100)
     p, n = prompt_ids.shape[1], tokens.shape[1]
-    labels[:, p - 1: p - 1 + n] = torch.where(mask, tokens, torch.full_like(tokens, -100))
+    labels[:, p - 1 : p - 1 + n] = torch.where(mask, tokens, torch.full_like(tokens, -100))
     return ids, attn, labels, slice(p - 1, p - 1 + n)
 
 
@@ -129,14 +148,20 @@ class PerLoop:
 class LoopedPolicy:
     """Wraps a :class:`LoopedTransformer` and its :class:`CharTokenizer` as a loop policy."""
 
-    def __init__(self, model: LoopedTransformer, tokenizer: CharTokenizer | None = None,
-                 use_cache: bool = True) -> None:
+    def __init__(
+        self,
+        model: LoopedTransformer,
+        tokenizer: CharTokenizer | None = None,
+        use_cache: bool = True,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer or CharTokenizer()
         self.use_cache = use_cache
         if self.tokenizer.vocab_size != model.config.vocab_size:
-            raise ValueError(f"LoopedPolicy: tokenizer has {self.tokenizer.vocab_size} tokens, the model "
-                             f"{model.config.vocab_size}")
+            raise ValueError(
+                f"LoopedPolicy: tokenizer has {self.tokenizer.vocab_size} tokens, the model "
+                f"{model.config.vocab_size}"
+            )
 
     @property
     def n_loops(self) -> int:
@@ -151,20 +176,39 @@ class LoopedPolicy:
 
     def encode(self, prompts: Sequence[str]) -> tuple[Tensor, Tensor]:
         """Left-padded prompt ids and mask."""
-        ids, mask = self.tokenizer.pad_batch([self.tokenizer.encode(p) for p in prompts], side="left")
+        ids, mask = self.tokenizer.pad_batch(
+            [self.tokenizer.encode(p) for p in prompts], side="left"
+        )
         return torch.from_numpy(ids), torch.from_numpy(mask)
 
     def decode(self, tokens: Tensor) -> list[str]:
         return [self.tokenizer.decode(row) for row in tokens.tolist()]
 
-    def generate(self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int, **kw: Any) -> Generation:
+    def generate(
+        self, prompt_ids: Tensor, prompt_mask: Tensor, max_new_tokens: int, **kw: Any
+    ) -> Generation:
         kw.setdefault("use_cache", self.use_cache)
         return generate(self.model, prompt_ids, prompt_mask, max_new_tokens, **kw)
 
-    def per_loop(self, prompt_ids: Tensor, prompt_mask: Tensor, gen: Generation, temperature: float = 1.0,
-                 with_exit_pdf: bool = True) -> PerLoop:
+    def per_loop(
+        self,
+        prompt_ids: Tensor,
+        prompt_mask: Tensor,
+        gen: Generation,
+        temperature: float = 1.0,
+        with_exit_pdf: bool = True,
+    ) -> PerLoop:
         ids, attn, labels, span = completion_labels(prompt_ids, prompt_mask, gen.tokens, gen.mask)
-        out = self.model(ids, attn, return_per_loop_log_probs=True, return_exit_pdf=with_exit_pdf,
-                         log_prob_labels=labels, log_prob_temperature=temperature)
-        return PerLoop(out.per_loop_log_probs[:, span], out.per_loop_entropies[:, span],
-                       out.exit_pdf[:, span] if with_exit_pdf else None)
+        out = self.model(
+            ids,
+            attn,
+            return_per_loop_log_probs=True,
+            return_exit_pdf=with_exit_pdf,
+            log_prob_labels=labels,
+            log_prob_temperature=temperature,
+        )
+        return PerLoop(
+            out.per_loop_log_probs[:, span],
+            out.per_loop_entropies[:, span],
+            out.exit_pdf[:, span] if with_exit_pdf else None,
+        )

@@ -68,27 +68,49 @@ class RLConfig:
     max_new_tokens: int = 8
 
     def __post_init__(self) -> None:
-        checks = {"algo": ALGOS, "omega": OMEGAS, "kl_placement": ("loss", "reward"),
-                  "length_norm": ("sequence", "token")}
+        checks = {
+            "algo": ALGOS,
+            "omega": OMEGAS,
+            "kl_placement": ("loss", "reward"),
+            "length_norm": ("sequence", "token"),
+        }
         for name, allowed in checks.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"RLConfig.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("group_size", "prompts_per_step", "updates_per_batch", "minibatches", "max_new_tokens"):
+                raise ValueError(
+                    f"RLConfig.{name}: expected one of {allowed}, got {getattr(self, name)!r}"
+                )
+        for name in (
+            "group_size",
+            "prompts_per_step",
+            "updates_per_batch",
+            "minibatches",
+            "max_new_tokens",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"RLConfig.{name}: expected a positive int, got {v!r}")
         if self.group_size < 2:
-            raise ValueError(f"RLConfig.group_size: group advantages need >= 2 completions, got {self.group_size}")
+            raise ValueError(
+                f"RLConfig.group_size: group advantages need >= 2 completions, got {self.group_size}"
+            )
         if self.algo == "reinforce" and self.updates_per_batch * self.minibatches != 1:
-            raise ValueError(f"RLConfig: reinforce makes one update per batch; updates_per_batch="
-                             f"{self.updates_per_batch}, minibatches={self.minibatches} are for grpo and rltt")
+            raise ValueError(
+                f"RLConfig: reinforce makes one update per batch; updates_per_batch="
+                f"{self.updates_per_batch}, minibatches={self.minibatches} are for grpo and rltt"
+            )
         if self.prompts_per_step % self.minibatches:
-            raise ValueError(f"RLConfig.minibatches: {self.minibatches} does not divide prompts_per_step "
-                             f"{self.prompts_per_step} (minibatches hold whole groups)")
+            raise ValueError(
+                f"RLConfig.minibatches: {self.minibatches} does not divide prompts_per_step "
+                f"{self.prompts_per_step} (minibatches hold whole groups)"
+            )
         if not 0.0 < self.clip_eps < 1.0:
-            raise ValueError(f"RLConfig.clip_eps: expected a value in (0, 1), got {self.clip_eps!r}")
+            raise ValueError(
+                f"RLConfig.clip_eps: expected a value in (0, 1), got {self.clip_eps!r}"
+            )
         if self.temperature <= 0:
-            raise ValueError(f"RLConfig.temperature: rollouts sample, so it must be > 0, got {self.temperature}")
+            raise ValueError(
+                f"RLConfig.temperature: rollouts sample, so it must be > 0, got {self.temperature}"
+            )
 
 
 # ----------------------------------------------------------------------------- loss pieces
@@ -120,8 +142,14 @@ def k3_kl(logp: Tensor, ref_logp: Tensor) -> Tensor:
     return torch.exp(d) - d - 1.0
 
 
-def grpo_loss(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, clip_eps: float | None = 0.2,
-              length_norm: str = "sequence") -> Tensor:
+def grpo_loss(
+    logp: Tensor,
+    old_logp: Tensor,
+    adv: Tensor,
+    mask: Tensor,
+    clip_eps: float | None = 0.2,
+    length_norm: str = "sequence",
+) -> Tensor:
     """GRPO's policy term on final-loop log-probs (B, N); ``clip_eps=None`` drops the clip."""
     rho = torch.exp(logp - old_logp)
     a = adv[:, None]
@@ -131,21 +159,31 @@ def grpo_loss(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, clip_ep
     return -aggregate(surr, mask, length_norm)
 
 
-def rltt_loss(per_loop_logp: Tensor, omega: Tensor, adv: Tensor, mask: Tensor,
-              length_norm: str = "sequence") -> Tensor:
+def rltt_loss(
+    per_loop_logp: Tensor, omega: Tensor, adv: Tensor, mask: Tensor, length_norm: str = "sequence"
+) -> Tensor:
     """RLTT's policy term: ``-norm[sum_t omega_t log P^(t) A]``; per-loop log-probs (B, N, T),
     omega (T,) or per token (B, N, T)."""
     w = omega if omega.dim() == 3 else omega.view(1, 1, -1)
     return -aggregate((w * per_loop_logp).sum(-1) * adv[:, None], mask, length_norm)
 
 
-def reinforce_loss(logp: Tensor, adv: Tensor, mask: Tensor, length_norm: str = "sequence") -> Tensor:
+def reinforce_loss(
+    logp: Tensor, adv: Tensor, mask: Tensor, length_norm: str = "sequence"
+) -> Tensor:
     """Plain REINFORCE on final-loop log-probs: ``-norm[log pi A]``."""
     return -aggregate(logp * adv[:, None], mask, length_norm)
 
 
-def rltt_clipped_loss(per_loop_logp: Tensor, old_per_loop_logp: Tensor, omega: Tensor, adv: Tensor,
-                      mask: Tensor, clip_eps: float = 0.2, length_norm: str = "sequence") -> Tensor:
+def rltt_clipped_loss(
+    per_loop_logp: Tensor,
+    old_per_loop_logp: Tensor,
+    omega: Tensor,
+    adv: Tensor,
+    mask: Tensor,
+    clip_eps: float = 0.2,
+    length_norm: str = "sequence",
+) -> Tensor:
     """RLTT inside GRPO's PPO loop: ``-norm[sum_t omega_t min(rho_t A, clip(rho_t) A)]`` with
     ``rho_t = exp(log P^(t) - log P^(t)_old)``, plus ``(omega - sg omega) sg(log P^(t)) A`` so that
     omega's own gradient (exit_pdf, learned) is RLTT's. At ``rho = 1`` value and gradient equal
@@ -170,8 +208,15 @@ def clip_fraction(logp: Tensor, old_logp: Tensor, mask: Tensor, clip_eps: float)
         return float(out[m].float().mean()) if bool(m.any()) else 0.0
 
 
-def loop_weights(kind: str, n_loops: int, *, exit_pdf: Tensor | None = None, learned: Tensor | None = None,
-                 alpha: float = 1.0, tau: float = 1.0) -> Tensor:
+def loop_weights(
+    kind: str,
+    n_loops: int,
+    *,
+    exit_pdf: Tensor | None = None,
+    learned: Tensor | None = None,
+    alpha: float = 1.0,
+    tau: float = 1.0,
+) -> Tensor:
     """omega over loops: (T,) for uniform/progressive/learned, (B, N, T) for exit_pdf."""
     t = torch.arange(1, n_loops + 1, dtype=torch.float32)
     if kind == "uniform":
@@ -181,7 +226,9 @@ def loop_weights(kind: str, n_loops: int, *, exit_pdf: Tensor | None = None, lea
         return w / w.sum()
     if kind == "exit_pdf":
         if exit_pdf is None:
-            raise ValueError("loop_weights: omega='exit_pdf' needs a model with an exit gate (exit_pdf)")
+            raise ValueError(
+                "loop_weights: omega='exit_pdf' needs a model with an exit gate (exit_pdf)"
+            )
         return exit_pdf
     if kind == "learned":
         if learned is None:
@@ -207,11 +254,18 @@ def problem_source(env: Any) -> ProblemSource:
     """A :class:`ProblemSource` for ``icml26/LoopReasoning-v0`` or ``icml26/ReasoningGym-v0``."""
     u = getattr(env, "unwrapped", env)
     if hasattr(u, "sampler") and hasattr(u, "generator"):
-        return ProblemSource(lambda n, rng: u.sampler.batch(n, rng), lambda p: p.prompt,
-                             lambda c, p: u.score(c, p))
-    if hasattr(u, "question") and hasattr(u, "dataset"):  # ReasoningGymEnv: problems are entry indices
-        return ProblemSource(lambda n, rng: u.sample_group(n, rng), u.question, lambda c, idx: u.score(c, idx))
-    raise TypeError(f"problem_source: expected a LoopReasoning-v0 or ReasoningGym-v0 env, got {type(u).__name__}")
+        return ProblemSource(
+            lambda n, rng: u.sampler.batch(n, rng), lambda p: p.prompt, lambda c, p: u.score(c, p)
+        )
+    if hasattr(u, "question") and hasattr(
+        u, "dataset"
+    ):  # ReasoningGymEnv: problems are entry indices
+        return ProblemSource(
+            lambda n, rng: u.sample_group(n, rng), u.question, lambda c, idx: u.score(c, idx)
+        )
+    raise TypeError(
+        f"problem_source: expected a LoopReasoning-v0 or ReasoningGym-v0 env, got {type(u).__name__}"
+    )
 
 
 class LoopRLTrainer:
@@ -231,13 +285,23 @@ class LoopRLTrainer:
         for p in self.ref.parameters():
             p.requires_grad_(False)
         T = policy.n_loops
-        groups: list[dict[str, Any]] = [{"params": [p for p in policy.parameters() if p.requires_grad],
-                                         "lr": config.lr, "weight_decay": config.weight_decay}]
+        groups: list[dict[str, Any]] = [
+            {
+                "params": [p for p in policy.parameters() if p.requires_grad],
+                "lr": config.lr,
+                "weight_decay": config.weight_decay,
+            }
+        ]
         self.omega_logits: Tensor | None = None
         if config.algo == "rltt" and config.omega == "learned":
             self.omega_logits = torch.zeros(T, requires_grad=True)
-            groups.append({"params": [self.omega_logits], "lr": config.lr * config.learned_lr_mult,
-                           "weight_decay": 0.0})
+            groups.append(
+                {
+                    "params": [self.omega_logits],
+                    "lr": config.lr * config.learned_lr_mult,
+                    "weight_decay": 0.0,
+                }
+            )
         if config.algo == "rltt" and config.omega == "exit_pdf" and not policy.has_exit_gate:
             raise ValueError("LoopRLTrainer: omega='exit_pdf' needs a policy with an exit gate")
         self.opt = torch.optim.AdamW(groups, lr=config.lr, betas=(0.9, 0.999))
@@ -248,8 +312,13 @@ class LoopRLTrainer:
         c = self.cfg
         if c.algo != "rltt" or c.omega == "exit_pdf":
             return []
-        w = loop_weights(c.omega, self.policy.n_loops, learned=self.omega_logits, alpha=c.progressive_alpha,
-                         tau=c.learned_tau)
+        w = loop_weights(
+            c.omega,
+            self.policy.n_loops,
+            learned=self.omega_logits,
+            alpha=c.progressive_alpha,
+            tau=c.learned_tau,
+        )
         return [float(x) for x in w.detach()]
 
     def step(self) -> dict[str, Any]:
@@ -260,38 +329,63 @@ class LoopRLTrainer:
         group_prompts = [p for p in prompts for _ in range(c.group_size)]
         group_problems = [p for p in problems for _ in range(c.group_size)]
         ids, mask = pol.encode(group_prompts)
-        gen = pol.generate(ids, mask, c.max_new_tokens, temperature=c.temperature, generator=self.torch_gen)
+        gen = pol.generate(
+            ids, mask, c.max_new_tokens, temperature=c.temperature, generator=self.torch_gen
+        )
         completions = pol.decode(gen.tokens)
-        rewards = torch.as_tensor(self.source.score(completions, group_problems), dtype=torch.float32)
+        rewards = torch.as_tensor(
+            self.source.score(completions, group_problems), dtype=torch.float32
+        )
         t_roll = time.perf_counter() - t0
 
         need_pdf = pol.has_exit_gate
         with torch.no_grad():
-            ref = self.ref.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[..., -1]
-            old_pl = pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs \
-                if c.updates_per_batch * c.minibatches > 1 else None
+            ref = self.ref.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[
+                ..., -1
+            ]
+            old_pl = (
+                pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs
+                if c.updates_per_batch * c.minibatches > 1
+                else None
+            )
             old = old_pl[..., -1] if old_pl is not None else None
         shaped = rewards
         if c.kl_placement == "reward" and c.beta_kl > 0:
             with torch.no_grad():
-                cur = old if old is not None else \
-                    pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[..., -1]
-                shaped = rewards - c.beta_kl * ((cur - ref) * gen.mask).sum(-1)  # k1 summed over tokens
-        adv = group_advantages(shaped.view(-1, c.group_size), c.adv_eps,
-                               normalize=c.algo != "reinforce").view(-1)
+                cur = (
+                    old
+                    if old is not None
+                    else pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[
+                        ..., -1
+                    ]
+                )
+                shaped = rewards - c.beta_kl * ((cur - ref) * gen.mask).sum(
+                    -1
+                )  # k1 summed over tokens
+        adv = group_advantages(
+            shaped.view(-1, c.group_size), c.adv_eps, normalize=c.algo != "reinforce"
+        ).view(-1)
 
         clip_fracs: list[float] = []
         n_groups = c.prompts_per_step
         whole = torch.arange(n_groups * c.group_size)
         for _ in range(c.updates_per_batch):
-            order = torch.randperm(n_groups, generator=self.torch_gen) if c.minibatches > 1 \
+            order = (
+                torch.randperm(n_groups, generator=self.torch_gen)
+                if c.minibatches > 1
                 else torch.arange(n_groups)
+            )
             for chunk in order.chunk(c.minibatches):
-                rows = (chunk[:, None] * c.group_size + torch.arange(c.group_size)).reshape(-1) \
-                    if c.minibatches > 1 else whole
+                rows = (
+                    (chunk[:, None] * c.group_size + torch.arange(c.group_size)).reshape(-1)
+                    if c.minibatches > 1
+                    else whole
+                )
                 g_mb = Generation(gen.tokens[rows], gen.mask[rows], gen.exit_loops[rows])
                 m_mb, a_mb, ref_mb = g_mb.mask, adv[rows], ref[rows]
-                pl = pol.per_loop(ids[rows], mask[rows], g_mb, c.temperature, with_exit_pdf=need_pdf)
+                pl = pol.per_loop(
+                    ids[rows], mask[rows], g_mb, c.temperature, with_exit_pdf=need_pdf
+                )
                 final = pl.log_probs[..., -1]
                 if c.algo == "grpo":
                     o = old[rows] if old is not None else final.detach()
@@ -301,14 +395,23 @@ class LoopRLTrainer:
                 elif c.algo == "reinforce":
                     policy_term = reinforce_loss(final, a_mb, m_mb, c.length_norm)
                 else:
-                    w = loop_weights(c.omega, pol.n_loops, exit_pdf=pl.exit_pdf, learned=self.omega_logits,
-                                     alpha=c.progressive_alpha, tau=c.learned_tau)
+                    w = loop_weights(
+                        c.omega,
+                        pol.n_loops,
+                        exit_pdf=pl.exit_pdf,
+                        learned=self.omega_logits,
+                        alpha=c.progressive_alpha,
+                        tau=c.learned_tau,
+                    )
                     if old_pl is None:
                         policy_term = rltt_loss(pl.log_probs, w, a_mb, m_mb, c.length_norm)
                     else:
-                        policy_term = rltt_clipped_loss(pl.log_probs, old_pl[rows], w, a_mb, m_mb, c.clip_eps,
-                                                        c.length_norm)
-                        clip_fracs.append(clip_fraction(pl.log_probs, old_pl[rows], m_mb, c.clip_eps))
+                        policy_term = rltt_clipped_loss(
+                            pl.log_probs, old_pl[rows], w, a_mb, m_mb, c.clip_eps, c.length_norm
+                        )
+                        clip_fracs.append(
+                            clip_fraction(pl.log_probs, old_pl[rows], m_mb, c.clip_eps)
+                        )
                 kl = aggregate(k3_kl(final, ref_mb), m_mb, c.length_norm)
                 loss = policy_term + (c.beta_kl * kl if c.kl_placement == "loss" else 0.0)
                 self.opt.zero_grad(set_to_none=True)
@@ -337,15 +440,19 @@ class LoopRLTrainer:
                 "clip_frac": float(np.mean(clip_fracs)) if clip_fracs else 0.0,
             }
             if pl.exit_pdf is not None:
-                stats["exit_pdf"] = [float(x) for x in (pl.exit_pdf * mb[..., None]).sum((0, 1)).detach()
-                                     / mb.sum().clamp_min(1)]
+                stats["exit_pdf"] = [
+                    float(x)
+                    for x in (pl.exit_pdf * mb[..., None]).sum((0, 1)).detach()
+                    / mb.sum().clamp_min(1)
+                ]
         if self.omega():
             stats["omega"] = self.omega()
         self.history.append(stats)
         return stats
 
-    def train(self, steps: int, wall_clock_s: float | None = None, progress: bool = True,
-              desc: str = "RL") -> list[dict[str, Any]]:
+    def train(
+        self, steps: int, wall_clock_s: float | None = None, progress: bool = True, desc: str = "RL"
+    ) -> list[dict[str, Any]]:
         """Run ``steps`` steps (or fewer if ``wall_clock_s`` runs out); returns their statistics."""
         from tqdm.auto import tqdm
 
@@ -370,9 +477,12 @@ def summarize_history(history: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {}
     keys = [k for k, v in history[0].items() if isinstance(v, (int, float))]
     curves = {k: [float(h[k]) for h in history] for k in keys}
-    out: dict[str, Any] = {"curves": curves, "steps": len(history),
-                           "seconds_per_step": float(np.mean(curves["seconds"])),
-                           "cpu_seconds_per_step": float(np.mean(curves["cpu_seconds"]))}
+    out: dict[str, Any] = {
+        "curves": curves,
+        "steps": len(history),
+        "seconds_per_step": float(np.mean(curves["seconds"])),
+        "cpu_seconds_per_step": float(np.mean(curves["cpu_seconds"])),
+    }
     if "exit_pdf" in history[-1]:
         out["final_exit_pdf"] = history[-1]["exit_pdf"]
     if "omega" in history[-1]:

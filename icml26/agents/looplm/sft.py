@@ -49,15 +49,21 @@ def supervised_batch(problems: list[Problem], tok: CharTokenizer) -> tuple[torch
     ids_t, mask_t = torch.from_numpy(ids), torch.from_numpy(mask)
     labels = torch.full_like(ids_t, -100)
     for b, (s, start) in enumerate(zip(seqs, starts)):
-        labels[b, start - 1: len(s) - 1] = ids_t[b, start: len(s)]
+        labels[b, start - 1 : len(s) - 1] = ids_t[b, start : len(s)]
     return ids_t, mask_t, labels
 
 
 SHIPPED = Path(__file__).resolve().parent / "checkpoints"
 
 
-def warm_start(model: LoopedTransformer, sampler: ProblemSampler, cfg: WarmStartConfig, seed: int,
-               progress: bool = True, on_step: Callable[[int], bool] | None = None) -> dict[str, Any]:
+def warm_start(
+    model: LoopedTransformer,
+    sampler: ProblemSampler,
+    cfg: WarmStartConfig,
+    seed: int,
+    progress: bool = True,
+    on_step: Callable[[int], bool] | None = None,
+) -> dict[str, Any]:
     """Train ``model`` in place with the Ouro loss on problems drawn from ``sampler`` (seeded).
 
     ``on_step(s)`` is called after step ``s`` (1-based); returning True stops training there. The
@@ -84,9 +90,15 @@ def warm_start(model: LoopedTransformer, sampler: ProblemSampler, cfg: WarmStart
     return {"ce_final_curve": losses, "seconds": time.perf_counter() - t0}
 
 
-def cached_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, cfg: WarmStartConfig, seed: int,
-                      task_key: Mapping[str, Any], cache: Path | None = None,
-                      progress: bool = True) -> tuple[LoopedTransformer, dict[str, Any]]:
+def cached_warm_start(
+    model_cfg: LoopConfig,
+    sampler: ProblemSampler,
+    cfg: WarmStartConfig,
+    seed: int,
+    task_key: Mapping[str, Any],
+    cache: Path | None = None,
+    progress: bool = True,
+) -> tuple[LoopedTransformer, dict[str, Any]]:
     """A warm-started model for (model config, task, warm-start config, seed), loaded from the cache
     (``icml26._paths.cache_dir("looplm", "warm_start")``) when present, else trained and saved.
 
@@ -98,7 +110,7 @@ def cached_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, cfg: WarmS
     folder = Path(cache or cache_dir("looplm", "warm_start"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{digest}.pt"
-    for candidate in ((path,) if cache is not None else (SHIPPED / f"{digest}.pt", path)):
+    for candidate in (path,) if cache is not None else (SHIPPED / f"{digest}.pt", path):
         if candidate.exists():
             return LoopedTransformer.load(candidate), {"cached": True, "path": str(candidate)}
     with torch.random.fork_rng():
@@ -110,18 +122,38 @@ def cached_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, cfg: WarmS
     return model, {"cached": False, "path": str(path), **stats}
 
 
-def warm_start_key(model_cfg: LoopConfig, task_key: Mapping[str, Any], cfg: WarmStartConfig,
-                   seed: int) -> tuple[str, str]:
+def warm_start_key(
+    model_cfg: LoopConfig, task_key: Mapping[str, Any], cfg: WarmStartConfig, seed: int
+) -> tuple[str, str]:
     """The cache key (JSON) of a warm start and its 16-hex-digit digest (the file name)."""
-    key = json.dumps({"model": asdict(model_cfg), "task": dict(task_key), "warm": asdict(cfg), "seed": seed,
-                      "torch": torch.__version__.split("+")[0], "v": 1}, sort_keys=True)
+    key = json.dumps(
+        {
+            "model": asdict(model_cfg),
+            "task": dict(task_key),
+            "warm": asdict(cfg),
+            "seed": seed,
+            "torch": torch.__version__.split("+")[0],
+            "v": 1,
+        },
+        sort_keys=True,
+    )
     return key, hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def calibrate_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, val_problems: Sequence[Problem],
-                         cfg: WarmStartConfig, seed: int, task_key: Mapping[str, Any], *,
-                         band: tuple[float, float] = (0.3, 0.7), eval_every: int = 100, pick: str = "middle",
-                         cache: Path | None = None, progress: bool = True) -> dict[str, Any]:
+def calibrate_warm_start(
+    model_cfg: LoopConfig,
+    sampler: ProblemSampler,
+    val_problems: Sequence[Problem],
+    cfg: WarmStartConfig,
+    seed: int,
+    task_key: Mapping[str, Any],
+    *,
+    band: tuple[float, float] = (0.3, 0.7),
+    eval_every: int = 100,
+    pick: str = "middle",
+    cache: Path | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Train up to ``cfg.steps`` steps, measuring final-loop greedy accuracy on ``val_problems``
     every ``eval_every`` steps; stop once it passes the band's top. The chosen step count is the
     evaluated one whose accuracy lies in ``band`` closest to its middle (``pick="middle"``) or the
@@ -137,7 +169,9 @@ def calibrate_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, val_pro
 
     lo, hi = band
     if not 0.0 <= lo < hi <= 1.0:
-        raise ValueError(f"calibrate_warm_start: band must satisfy 0 <= low < high <= 1, got {band!r}")
+        raise ValueError(
+            f"calibrate_warm_start: band must satisfy 0 <= low < high <= 1, got {band!r}"
+        )
     if pick not in ("middle", "last"):
         raise ValueError(f"calibrate_warm_start: pick must be 'middle' or 'last', got {pick!r}")
     if eval_every < 1:
@@ -161,8 +195,15 @@ def calibrate_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, val_pro
         if step % eval_every:
             return False
         model.eval()
-        per_loop = [float(np.mean(decode_and_score(pol, val_problems, lambda q: q.prompt, score, n_new,
-                                                   loop=t)[0] == 1.0)) for t in range(1, model.n_loops + 1)]
+        per_loop = [
+            float(
+                np.mean(
+                    decode_and_score(pol, val_problems, lambda q: q.prompt, score, n_new, loop=t)[0]
+                    == 1.0
+                )
+            )
+            for t in range(1, model.n_loops + 1)
+        ]
         model.train()
         curve.append((step, per_loop[-1], per_loop))
         if lo <= per_loop[-1] <= hi:
@@ -175,7 +216,9 @@ def calibrate_warm_start(model_cfg: LoopConfig, sampler: ProblemSampler, val_pro
         return {"curve": curve, "steps": None, "accuracy": None, "path": None}
     chosen = min(inside)[1] if pick == "middle" else max(s for _, s in inside)
     model.load_state_dict(snapshots[chosen])
-    key, digest = warm_start_key(model_cfg, task_key, WarmStartConfig(**{**asdict(cfg), "steps": chosen}), seed)
+    key, digest = warm_start_key(
+        model_cfg, task_key, WarmStartConfig(**{**asdict(cfg), "steps": chosen}), seed
+    )
     path = folder / f"{digest}.pt"
     model.save(path)
     (folder / f"{digest}.json").write_text(key)

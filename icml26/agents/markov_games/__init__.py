@@ -17,27 +17,18 @@ tables (H, S, A) and (H, S, B), from which the task computes the exact duality g
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
-_EXPORTS = (
-    "TabularGameAgent",
-    "SOSMD",
-    "ROSE",
-    "NashVI",
-    "PessimisticNashVI",
-    "VILCBGame",
-    "BehaviorCloning",
-    "SelfPlayMD",
-    "NashOracle",
-)
+_EXPORTS = {
+    "TabularGameAgent": "agents",
+    "SOSMD": "agents",
+    "ROSE": "agents",
+    "NashVI": "agents",
+    "PessimisticNashVI": "agents",
+    "VILCBGame": "agents",
+    "BehaviorCloning": "agents",
+    "SelfPlayMD": "agents",
+    "NashOracle": "agents",
+}
 
-__all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"{__name__}.agents"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

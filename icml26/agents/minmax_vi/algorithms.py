@@ -108,7 +108,9 @@ def ogda(ctx: Context, eta: float, batch: str, b0: float, **_: Any) -> Algorithm
         k += 1
 
 
-def seg_plus(ctx: Context, eta: float, batch: str, b0: float, alpha0: float = 0.5, **_: Any) -> AlgorithmGen:
+def seg_plus(
+    ctx: Context, eta: float, batch: str, b0: float, alpha0: float = 0.5, **_: Any
+) -> AlgorithmGen:
     gamma, z = eta / ctx.lipschitz, ctx.project(ctx.z0)
     k = 0
     while True:
@@ -121,8 +123,9 @@ def seg_plus(ctx: Context, eta: float, batch: str, b0: float, alpha0: float = 0.
         k += 1
 
 
-def _fbf_map(ctx: Context, z: np.ndarray, step: float, b: int, iterate: np.ndarray
-             ) -> Generator[Query, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def _fbf_map(
+    ctx: Context, z: np.ndarray, step: float, b: int, iterate: np.ndarray
+) -> Generator[Query, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """One stochastic FBF step from ``z``: returns ``(z+, zb)``."""
     g1 = yield Query(z, iterate, b)
     zb = ctx.project(z - step * g1)
@@ -139,7 +142,9 @@ def fbf(ctx: Context, eta: float, batch: str, b0: float, **_: Any) -> AlgorithmG
         k += 1
 
 
-def km_fbf(ctx: Context, eta: float, batch: str, b0: float, relax: float = 0.5, **_: Any) -> AlgorithmGen:
+def km_fbf(
+    ctx: Context, eta: float, batch: str, b0: float, relax: float = 0.5, **_: Any
+) -> AlgorithmGen:
     step, z = eta / ctx.lipschitz, ctx.project(ctx.z0)
     zb = z
     k = 0
@@ -203,16 +208,26 @@ class VIAlgorithmAgent:
 
     version = "1"
 
-    def __init__(self, algorithm: str = "fbf", eta: float = 0.5, batch: str = "linear", b0: float = 1.0,
-                 **algorithm_kwargs: Any) -> None:
+    def __init__(
+        self,
+        algorithm: str = "fbf",
+        eta: float = 0.5,
+        batch: str = "linear",
+        b0: float = 1.0,
+        **algorithm_kwargs: Any,
+    ) -> None:
         if algorithm not in ALGORITHMS:
             from icml26._entry_points import unknown_name_error
 
             raise unknown_name_error("VI algorithm", algorithm, ALGORITHMS)
         if batch not in BATCH_RULES:
             raise ValueError(f"VIAlgorithmAgent: batch must be one of {BATCH_RULES}, got {batch!r}")
-        if not (isinstance(eta, (int, float)) and eta > 0) or not (isinstance(b0, (int, float)) and b0 > 0):
-            raise ValueError(f"VIAlgorithmAgent: eta and b0 must be > 0, got eta={eta!r}, b0={b0!r}")
+        if not (isinstance(eta, (int, float)) and eta > 0) or not (
+            isinstance(b0, (int, float)) and b0 > 0
+        ):
+            raise ValueError(
+                f"VIAlgorithmAgent: eta and b0 must be > 0, got eta={eta!r}, b0={b0!r}"
+            )
         self.algorithm = algorithm
         self.params = {"eta": float(eta), "batch": batch, "b0": float(b0), **algorithm_kwargs}
         self._gen: AlgorithmGen | None = None
@@ -229,9 +244,15 @@ class VIAlgorithmAgent:
         if self._gen is None:
             missing = [k for k in ("z0", "lipschitz", "lower", "upper") if k not in info]
             if missing:
-                raise ValueError(f"VIAlgorithmAgent: the first act() after reset needs reset's info; missing {missing}")
-            ctx = Context(np.asarray(info["z0"], float), float(info["lipschitz"]), np.asarray(info["lower"], float),
-                          np.asarray(info["upper"], float))
+                raise ValueError(
+                    f"VIAlgorithmAgent: the first act() after reset needs reset's info; missing {missing}"
+                )
+            ctx = Context(
+                np.asarray(info["z0"], float),
+                float(info["lipschitz"]),
+                np.asarray(info["lower"], float),
+                np.asarray(info["upper"], float),
+            )
             self._gen = start(self.algorithm, ctx, self.params)
             q = next(self._gen)
         else:
@@ -253,9 +274,21 @@ class DirectRun:
     oracle_calls: int
 
 
-def run_direct(problem: VIProblem, algorithm: str, params: dict[str, Any], *, noise: str, sigma0: float,
-               sigma1: float, oracle_budget: int, seed: int, checkpoints: Sequence[int] | np.ndarray | None = None,
-               replicates: int = 1, radius: float = 1e6, max_batch: int = 2**20) -> DirectRun:
+def run_direct(
+    problem: VIProblem,
+    algorithm: str,
+    params: dict[str, Any],
+    *,
+    noise: str,
+    sigma0: float,
+    sigma1: float,
+    oracle_budget: int,
+    seed: int,
+    checkpoints: Sequence[int] | np.ndarray | None = None,
+    replicates: int = 1,
+    radius: float = 1e6,
+    max_batch: int = 2**20,
+) -> DirectRun:
     """Drive ``algorithm`` against ``problem``'s oracle for ``oracle_budget`` calls per replicate.
 
     With ``replicates=1`` this is exactly the env path with ``reset(seed=seed)`` (same generator,
@@ -263,7 +296,9 @@ def run_direct(problem: VIProblem, algorithm: str, params: dict[str, Any], *, no
     of one array; one seeded generator draws every copy's noise), which is what makes 1e6-call
     experiments take seconds."""
     rng, _ = seeding.np_random(seed)
-    cps = np.unique(np.asarray(checkpoints if checkpoints is not None else [oracle_budget], dtype=np.int64))
+    cps = np.unique(
+        np.asarray(checkpoints if checkpoints is not None else [oracle_budget], dtype=np.int64)
+    )
     n_rep = int(replicates)
     res = np.full((n_rep, len(cps)), np.nan)
     norms = np.full((n_rep, len(cps)), np.nan)
@@ -282,9 +317,15 @@ def run_direct(problem: VIProblem, algorithm: str, params: dict[str, Any], *, no
         calls += b
         z = problem.project(iterate).reshape(n_rep, -1)
         zmax = np.max(np.abs(z), axis=1)
-        if not (math.isfinite(float(g.sum())) and float(zmax.max()) < radius / sqrt_d):  # else all are safe
+        if not (
+            math.isfinite(float(g.sum())) and float(zmax.max()) < radius / sqrt_d
+        ):  # else all are safe
             norm = np.sqrt(np.sum(z * z, axis=1))
-            diverged |= ~(np.all(np.isfinite(g.reshape(n_rep, -1)), axis=1) & (norm <= radius) & (zmax < radius))
+            diverged |= ~(
+                np.all(np.isfinite(g.reshape(n_rep, -1)), axis=1)
+                & (norm <= radius)
+                & (zmax < radius)
+            )
         done = calls >= oracle_budget or bool(diverged.all())
         if done or (i < len(cps) and calls >= cps[i]):
             norm = np.sqrt(np.sum(z * z, axis=1))

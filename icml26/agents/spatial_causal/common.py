@@ -19,8 +19,17 @@ import scipy.sparse as sp
 
 from icml26.envs.spatial_causal import graphs
 
-__all__ = ["SpatialData", "EffectEstimate", "EffectAgent", "flexible_design", "lstsq", "g_formula",
-           "greedy_coloring", "per_unit_counterfactuals", "torch_single_thread"]
+__all__ = [
+    "SpatialData",
+    "EffectEstimate",
+    "EffectAgent",
+    "flexible_design",
+    "lstsq",
+    "g_formula",
+    "greedy_coloring",
+    "per_unit_counterfactuals",
+    "torch_single_thread",
+]
 
 _KEYS = ("coords", "covariates", "treatment", "outcome", "neighbors", "scored", "radius")
 
@@ -49,12 +58,15 @@ class SpatialData:
         return int(self.y.size)
 
     @classmethod
-    def from_observation(cls, obs: Mapping[str, Any], radius: int | None = None,
-                         erf_levels: Any = None) -> SpatialData:
+    def from_observation(
+        cls, obs: Mapping[str, Any], radius: int | None = None, erf_levels: Any = None
+    ) -> SpatialData:
         """Parse an observation; ``erf_levels`` are the ERF's neighbour shares (the env's
         ``info["erf_levels"]``; default (0, 0.5, 1))."""
         if not isinstance(obs, Mapping):
-            raise TypeError(f"expected a SpaCEInterference observation dict with keys {_KEYS}, got {type(obs).__name__}")
+            raise TypeError(
+                f"expected a SpaCEInterference observation dict with keys {_KEYS}, got {type(obs).__name__}"
+            )
         missing = [k for k in _KEYS if k not in obs]
         if missing:
             raise ValueError(f"observation lacks key(s) {missing}; expected {_KEYS}")
@@ -65,7 +77,9 @@ class SpatialData:
         coords = np.asarray(obs["coords"], dtype=np.float64).reshape(n, 2)
         scored = np.asarray(obs["scored"]).astype(bool).ravel()
         if a.size != n or scored.size != n:
-            raise ValueError(f"treatment/scored have {a.size}/{scored.size} entries for {n} outcomes")
+            raise ValueError(
+                f"treatment/scored have {a.size}/{scored.size} entries for {n} outcomes"
+            )
         adj = graphs.adjacency_from_table(np.asarray(obs["neighbors"]))
         r = int(obs["radius"]) if radius is None else int(radius)
         ball = graphs.hop_ball(adj, r)
@@ -73,10 +87,14 @@ class SpatialData:
         k = np.diff(ball.indptr).astype(np.float64)
         e_all = np.asarray(w.sum(axis=1)).ravel()
         e_half = np.divide(np.floor(k / 2), k, out=np.zeros_like(k), where=k > 0)
-        q = np.asarray((0.0, 0.5, 1.0) if erf_levels is None else erf_levels, dtype=np.float64).reshape(-1)
+        q = np.asarray(
+            (0.0, 0.5, 1.0) if erf_levels is None else erf_levels, dtype=np.float64
+        ).reshape(-1)
         if q.size < 2 or not np.all((q >= 0) & (q <= 1)):
             raise ValueError(f"erf_levels must be >= 2 shares in [0, 1], got {q.tolist()}")
-        e_lv = np.stack([np.divide(np.floor(v * k + 1e-9), k, out=np.zeros_like(k), where=k > 0) for v in q])
+        e_lv = np.stack(
+            [np.divide(np.floor(v * k + 1e-9), k, out=np.zeros_like(k), where=k > 0) for v in q]
+        )
         return cls(coords, x, a, y, adj, scored, r, ball, w, w @ a, e_all, e_half, q, e_lv)
 
 
@@ -112,7 +130,9 @@ class EffectAgent:
     def reset(self, seed: int | None = None) -> None:
         self.seed = seed
 
-    def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def act(
+        self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         self.diagnostics = {}
         # one BLAS thread: these fits are small, and contended BLAS threads only spin (see below)
         with _blas_single_thread():
@@ -164,7 +184,11 @@ def torch_single_thread(seed: int | None = None) -> Iterator[None]:
 
 
 def flexible_design(
-    a: np.ndarray, e: np.ndarray, x: np.ndarray, z: np.ndarray | None = None, z_degree: int = 3,
+    a: np.ndarray,
+    e: np.ndarray,
+    x: np.ndarray,
+    z: np.ndarray | None = None,
+    z_degree: int = 3,
     interactions: bool = True,
 ) -> np.ndarray:
     """``[1, a, e, X, aX, eX]`` (+ ``[Z, .., Z^deg, aZ, eZ]`` for an adjustment variable Z)."""
@@ -208,7 +232,7 @@ def greedy_coloring(conflict: sp.csr_matrix) -> np.ndarray:
     order = np.argsort(-np.diff(c.indptr), kind="stable")
     colour = np.full(n, -1, dtype=np.int64)
     for i in order:
-        used = set(colour[c.indices[c.indptr[i]:c.indptr[i + 1]]].tolist())
+        used = set(colour[c.indices[c.indptr[i] : c.indptr[i + 1]]].tolist())
         k = 0
         while k in used:
             k += 1
@@ -228,7 +252,11 @@ def per_unit_counterfactuals(
     dozen passes instead of 4n.
     """
     n, r = data.n, data.radius
-    out = {"own": np.zeros((n, 2)), "nbr": np.zeros((n, 2)), "levels": np.zeros((n, data.erf_q.size))}
+    out = {
+        "own": np.zeros((n, 2)),
+        "nbr": np.zeros((n, 2)),
+        "levels": np.zeros((n, data.erf_q.size)),
+    }
     a_obs = data.a
     # own flips: flipping i reaches predictions within receptive_hops of i
     col_own = greedy_coloring(graphs.hop_ball(data.adj, receptive_hops))
@@ -246,7 +274,7 @@ def per_unit_counterfactuals(
     ball = sp.csr_matrix(data.ball)
     for c in range(col_nbr.max() + 1):
         members = np.nonzero(col_nbr == c)[0]
-        cols = np.concatenate([ball.indices[ball.indptr[i]:ball.indptr[i + 1]] for i in members])
+        cols = np.concatenate([ball.indices[ball.indptr[i] : ball.indptr[i + 1]] for i in members])
         for v in (0, 1):
             a = a_obs.copy()
             a[cols] = v
@@ -255,7 +283,7 @@ def per_unit_counterfactuals(
         for j, q in enumerate(data.erf_q):
             a = a_obs.copy()
             for i in members:
-                nb = ball.indices[ball.indptr[i]:ball.indptr[i + 1]]
+                nb = ball.indices[ball.indptr[i] : ball.indptr[i + 1]]
                 a[nb] = 0.0
                 a[nb[: int(np.floor(q * nb.size + 1e-9))]] = 1.0
             out["levels"][members, j] = predict(a)[members]

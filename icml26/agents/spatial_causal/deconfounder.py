@@ -111,20 +111,27 @@ class SpatialDeconfounder(EffectAgent):
 
         cfg = self.config
         hops = cfg.encoder_hops if cfg.encoder_hops is not None else data.radius + 2
-        enc_in = np.column_stack([ring_features(data, hops, cfg.include_own_treatment), _standardize(data.x)])
+        enc_in = np.column_stack(
+            [ring_features(data, hops, cfg.include_own_treatment), _standardize(data.x)]
+        )
         x_dec = torch.tensor(_standardize(data.x), dtype=torch.float32)
         inp = torch.tensor(enc_in, dtype=torch.float32)
         target = torch.tensor(data.a, dtype=torch.float32)
         lap = sp.coo_matrix(graphs.laplacian(data.adj) + cfg.eps * sp.identity(data.n))
         lap_t = torch.sparse_coo_tensor(
-            np.vstack([lap.row, lap.col]), lap.data, lap.shape, dtype=torch.float32,
+            np.vstack([lap.row, lap.col]),
+            lap.data,
+            lap.shape,
+            dtype=torch.float32,
             check_invariants=True,
         ).coalesce()
         lap_diag = torch.tensor(lap.diagonal(), dtype=torch.float32)
         d = cfg.latent_dim
         encoder = torch.nn.Sequential(
-            torch.nn.Linear(inp.shape[1], cfg.hidden), torch.nn.ReLU(),
-            torch.nn.Linear(cfg.hidden, cfg.hidden), torch.nn.ReLU(),
+            torch.nn.Linear(inp.shape[1], cfg.hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.hidden, cfg.hidden),
+            torch.nn.ReLU(),
             torch.nn.Linear(cfg.hidden, 2 * d),
         )
         decoder = torch.nn.Linear(x_dec.shape[1] + d, 1)
@@ -169,7 +176,9 @@ class SpatialDeconfounder(EffectAgent):
         cfg = self.config
         if cfg.head == "linear":
             coef = lstsq(flexible_design(data.a, data.e, data.x, z, cfg.z_degree), data.y)
-            return g_formula(data, lambda a, e: flexible_design(a, e, data.x, z, cfg.z_degree) @ coef)
+            return g_formula(
+                data, lambda a, e: flexible_design(a, e, data.x, z, cfg.z_degree) @ coef
+            )
         if cfg.head == "spatialplus":
             from icml26.agents.spatial_causal.regression import spatial_regression_effects
 
@@ -185,8 +194,11 @@ class SpatialDeconfounder(EffectAgent):
         y_mu, y_sd = float(data.y.mean()), float(data.y.std()) or 1.0
         y = torch.tensor((data.y - y_mu) / y_sd, dtype=torch.float32)
         net = torch.nn.Sequential(
-            torch.nn.Linear(side.shape[1] + 2, cfg.hidden), torch.nn.ReLU(),
-            torch.nn.Linear(cfg.hidden, cfg.hidden), torch.nn.ReLU(), torch.nn.Linear(cfg.hidden, 1),
+            torch.nn.Linear(side.shape[1] + 2, cfg.hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.hidden, cfg.hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(cfg.hidden, 1),
         )
         opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
 

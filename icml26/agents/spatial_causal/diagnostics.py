@@ -22,7 +22,9 @@ from icml26.agents.spatial_causal.common import SpatialData
 __all__ = ["r_squared", "proxy_r2"]
 
 
-def r_squared(target: np.ndarray, features: np.ndarray | None, penalized: np.ndarray | None = None) -> float:
+def r_squared(
+    target: np.ndarray, features: np.ndarray | None, penalized: np.ndarray | None = None
+) -> float:
     """``1 - RSS/TSS`` of least squares of ``target`` on ``[1, features]`` (+ a ridge-penalized
     block ``penalized`` with its smoothing parameter chosen by GCV). Rows with a non-finite
     feature are left out."""
@@ -56,8 +58,13 @@ def r_squared(target: np.ndarray, features: np.ndarray | None, penalized: np.nda
     return 1.0 - float(((y - fit) ** 2).sum()) / tss
 
 
-def proxy_r2(data: SpatialData, confounder: np.ndarray, latent: np.ndarray | None = None,
-             n_knots: int = 100, seed: int = 0) -> dict[str, float]:
+def proxy_r2(
+    data: SpatialData,
+    confounder: np.ndarray,
+    latent: np.ndarray | None = None,
+    n_knots: int = 100,
+    seed: int = 0,
+) -> dict[str, float]:
     """R^2 of the hidden confounder on each proxy (see the module docstring), over all units."""
     from icml26.agents.spatial_causal.deconfounder import ring_features
     from icml26.agents.spatial_causal.regression import ThinPlateSpline, penalized_fit

@@ -29,8 +29,15 @@ __all__ = ["GCNOutcome"]
 class GCNOutcome(EffectAgent):
     """GCN regression of Y on (A, e, X, coordinates); effects by per-unit counterfactuals."""
 
-    def __init__(self, hidden: int = 32, layers: int = 2, epochs: int = 500, lr: float = 1e-2,
-                 weight_decay: float = 1e-4, radius: int | None = None) -> None:
+    def __init__(
+        self,
+        hidden: int = 32,
+        layers: int = 2,
+        epochs: int = 500,
+        lr: float = 1e-2,
+        weight_decay: float = 1e-4,
+        radius: int | None = None,
+    ) -> None:
         super().__init__(radius)
         if layers < 1:
             raise ValueError(f"layers must be >= 1, got {layers}")
@@ -48,8 +55,13 @@ class GCNOutcome(EffectAgent):
         a_hat = sp.coo_matrix(data.adj + sp.identity(n))
         deg = np.asarray(a_hat.sum(axis=1)).ravel()
         vals = a_hat.data / np.sqrt(deg[a_hat.row] * deg[a_hat.col])
-        prop = torch.sparse_coo_tensor(np.vstack([a_hat.row, a_hat.col]), vals, (n, n),
-                                       dtype=torch.float32, check_invariants=True).coalesce()
+        prop = torch.sparse_coo_tensor(
+            np.vstack([a_hat.row, a_hat.col]),
+            vals,
+            (n, n),
+            dtype=torch.float32,
+            check_invariants=True,
+        ).coalesce()
         xs = (data.x - data.x.mean(0)) / np.where(data.x.std(0) > 0, data.x.std(0), 1.0)
         cs = (data.coords - data.coords.mean(0)) / (data.coords.std() or 1.0)
         static = torch.tensor(np.column_stack([xs, cs]), dtype=torch.float32)

@@ -45,8 +45,14 @@ from icml26.agents.spatial_causal.common import (
     torch_single_thread,
 )
 
-__all__ = ["ReferenceConfig", "ReferenceDeconfounder", "patch_laplacian", "patch_index", "gmrf_kl",
-           "gmrf_kl_numpy"]
+__all__ = [
+    "ReferenceConfig",
+    "ReferenceDeconfounder",
+    "patch_laplacian",
+    "patch_index",
+    "gmrf_kl",
+    "gmrf_kl_numpy",
+]
 
 
 def patch_laplacian(radius: int, connectivity: int = 4) -> np.ndarray:
@@ -67,8 +73,14 @@ def patch_laplacian(radius: int, connectivity: int = 4) -> np.ndarray:
     return lap
 
 
-def gmrf_kl_numpy(mu: np.ndarray, logvar: np.ndarray, lap: np.ndarray, tau: float, eps: float,
-                  entropy_term: bool = True) -> float:
+def gmrf_kl_numpy(
+    mu: np.ndarray,
+    logvar: np.ndarray,
+    lap: np.ndarray,
+    tau: float,
+    eps: float,
+    entropy_term: bool = True,
+) -> float:
     """Per-sample-averaged KL term of the model for ``mu``, ``logvar`` of shape
     ``(batch, pixels, channels)`` (up to the prior's constant), divided by pixels x channels."""
     lp = lap + eps * np.eye(lap.shape[0])
@@ -99,8 +111,10 @@ def patch_index(coords: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray
     c = np.asarray(coords, dtype=np.float64)
     ci = np.rint(c).astype(np.int64)
     if not np.allclose(c, ci):
-        raise ValueError("the reference deconfounder needs a lattice: integer (col, row) coordinates; "
-                         "use spatial-deconfounder on irregular graphs")
+        raise ValueError(
+            "the reference deconfounder needs a lattice: integer (col, row) coordinates; "
+            "use spatial-deconfounder on irregular graphs"
+        )
     ci -= ci.min(0)
     r = int(radius)
     grid = np.full((ci[:, 1].max() + 1 + 2 * r, ci[:, 0].max() + 1 + 2 * r), -1, dtype=np.int64)
@@ -109,7 +123,9 @@ def patch_index(coords: np.ndarray, radius: int) -> tuple[np.ndarray, np.ndarray
     idx = np.stack([grid[ci[:, 1] + r + di, ci[:, 0] + r + dj] for di, dj in offs], axis=1)
     units = np.nonzero((idx >= 0).all(1))[0]
     if units.size < 10:
-        raise ValueError(f"only {units.size} units have a full radius-{r} patch; the reference model needs a lattice")
+        raise ValueError(
+            f"only {units.size} units have a full radius-{r} patch; the reference model needs a lattice"
+        )
     return units, idx[units]
 
 
@@ -120,7 +136,11 @@ class ReferenceConfig:
     connectivity: int = 4  # patch Laplacian (reference default 4)
     tau: float = 10.0
     eps: float = 1e-5
-    betas: tuple[float, ...] = (1e-5, 3e-5, 1e-4)  # beta_max candidates (the reference's tuned range)
+    betas: tuple[float, ...] = (
+        1e-5,
+        3e-5,
+        1e-4,
+    )  # beta_max candidates (the reference's tuned range)
     anneal_fraction: float = 0.2  # reference: beta reaches beta_max at epoch 10 of 50
     entropy_term: bool = True
     epochs: int = 200
@@ -161,14 +181,23 @@ class ReferenceDeconfounder(EffectAgent):
 
         cfg = self.config
         enc = torch.nn.Sequential(
-            torch.nn.Conv2d(in_ch, cfg.hidden, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(in_ch, cfg.hidden, 3, padding=1),
+            torch.nn.ReLU(),
             torch.nn.Conv2d(cfg.hidden, 2 * cfg.latent_dim, 3, padding=1),
         )
         dec = torch.nn.Linear(n_pix * (n_cov + cfg.latent_dim), 1)
         return enc, dec
 
-    def _fit_cvae(self, patches: Any, covs: Any, target: Any, train: np.ndarray, val: np.ndarray,
-                  beta_max: float, lap: Any) -> dict[str, Any]:
+    def _fit_cvae(
+        self,
+        patches: Any,
+        covs: Any,
+        target: Any,
+        train: np.ndarray,
+        val: np.ndarray,
+        beta_max: float,
+        lap: Any,
+    ) -> dict[str, Any]:
         import torch
 
         cfg = self.config
@@ -197,7 +226,9 @@ class ReferenceDeconfounder(EffectAgent):
         for epoch in range(cfg.epochs):
             mu, logvar = encode(patches[tr])
             z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
-            loss = bce(decode(covs[tr], z), target[tr]) + beta_max * min(1.0, epoch / anneal) * kl(mu, logvar)
+            loss = bce(decode(covs[tr], z), target[tr]) + beta_max * min(1.0, epoch / anneal) * kl(
+                mu, logvar
+            )
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -209,10 +240,18 @@ class ReferenceDeconfounder(EffectAgent):
             z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
             val_loss = float(bce(decode(covs[va], z), target[va]) + beta_max * kl(mu, logvar))
             p_obs, p_cal = self._predictive_check(encode, decode, patches[va], covs[va], target[va])
-        return {"encode": encode, "beta": beta_max, "val_loss": val_loss, "p_value": p_obs,
-                "p_value_calibrated": p_cal, "discrepancy": abs(p_obs - p_cal)}
+        return {
+            "encode": encode,
+            "beta": beta_max,
+            "val_loss": val_loss,
+            "p_value": p_obs,
+            "p_value_calibrated": p_cal,
+            "discrepancy": abs(p_obs - p_cal),
+        }
 
-    def _predictive_check(self, encode: Any, decode: Any, patches: Any, covs: Any, a_true: Any) -> tuple[float, float]:
+    def _predictive_check(
+        self, encode: Any, decode: Any, patches: Any, covs: Any, a_true: Any
+    ) -> tuple[float, float]:
         """Reference predictive p-value ``mean_s P_rep(T(a_rep) < T(a_true))`` with
         ``T(a) = E_Z log p(a | x, Z)``, Z ~ q(Z | observed patch); and the same statistic when
         ``a_true`` is itself drawn from the model (what a calibrated model scores)."""
@@ -226,7 +265,9 @@ class ReferenceDeconfounder(EffectAgent):
         probs = torch.sigmoid(logits)
 
         def stat(a: Any) -> Any:  # E_Z log p(a | x, Z) per unit; a (..., b)
-            lp = a[..., None, :] * torch.log(probs + 1e-12) + (1 - a[..., None, :]) * torch.log(1 - probs + 1e-12)
+            lp = a[..., None, :] * torch.log(probs + 1e-12) + (1 - a[..., None, :]) * torch.log(
+                1 - probs + 1e-12
+            )
             return lp.mean(-2)
 
         reps = torch.bernoulli(probs)  # (m, b): one replicate per Z draw
@@ -254,22 +295,32 @@ class ReferenceDeconfounder(EffectAgent):
 
         def tensors(a_p: np.ndarray) -> Any:
             x = np.concatenate([a_p[:, :, None], cov_patch], axis=2)  # (m, pixels, 1 + p_cov)
-            return torch.tensor(x.transpose(0, 2, 1).reshape(-1, x.shape[2], p, p), dtype=torch.float32)
+            return torch.tensor(
+                x.transpose(0, 2, 1).reshape(-1, x.shape[2], p, p), dtype=torch.float32
+            )
 
         patches = tensors(a_patch)
         covs = torch.tensor(cov_patch.reshape(units.size, -1), dtype=torch.float32)
         target = torch.tensor(data.a[units], dtype=torch.float32)
-        lap = torch.tensor(patch_laplacian(r, cfg.connectivity) + cfg.eps * np.eye(n_pix), dtype=torch.float32)
+        lap = torch.tensor(
+            patch_laplacian(r, cfg.connectivity) + cfg.eps * np.eye(n_pix), dtype=torch.float32
+        )
         rng = np.random.default_rng(self._rng_seed())
         perm = rng.permutation(units.size)
         n_val = max(1, int(cfg.val_fraction * units.size))
         val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         fits = [self._fit_cvae(patches, covs, target, train, val, b, lap) for b in cfg.betas]
         best = min(fits, key=lambda f: (round(f["discrepancy"], 2), f["val_loss"]))
-        self.selection = [{k: float(f[k]) for k in ("beta", "val_loss", "p_value", "p_value_calibrated")} for f in fits]
+        self.selection = [
+            {k: float(f[k]) for k in ("beta", "val_loss", "p_value", "p_value_calibrated")}
+            for f in fits
+        ]
         encode = best["encode"]
-        self.diagnostics = {"beta": float(best["beta"]), "p_value": float(best["p_value"]),
-                            "p_value_calibrated": float(best["p_value_calibrated"])}
+        self.diagnostics = {
+            "beta": float(best["beta"]),
+            "p_value": float(best["p_value"]),
+            "p_value_calibrated": float(best["p_value_calibrated"]),
+        }
 
         def latent(a_p: np.ndarray) -> np.ndarray:
             with torch.no_grad():
@@ -290,10 +341,12 @@ class ReferenceDeconfounder(EffectAgent):
         ca, _ = penalized_fit(fixed0, rad, a_u)
         ce, _ = penalized_fit(fixed0, rad, e_u)
         sp_design = np.column_stack([fixed0, rad])
-        fixed = np.column_stack([ones, a_u - sp_design @ ca, e_u - sp_design @ ce, data.x[units], z_obs, lin])
+        fixed = np.column_stack(
+            [ones, a_u - sp_design @ ca, e_u - sp_design @ ce, data.x[units], z_obs, lin]
+        )
         coef, _ = penalized_fit(fixed, rad, data.y[units])
         b_a, b_e = float(coef[1]), float(coef[2])
-        g = coef[3 + data.x.shape[1]: 3 + data.x.shape[1] + z_obs.shape[1]]
+        g = coef[3 + data.x.shape[1] : 3 + data.x.shape[1] + z_obs.shape[1]]
 
         def with_centre(v: float) -> np.ndarray:
             out = a_patch.copy()
@@ -313,7 +366,9 @@ class ReferenceDeconfounder(EffectAgent):
         k = nbr_cells.size
         y_u = data.y[units]
 
-        def level(q: float) -> float:  # the first floor(q k) patch neighbours (raster order) treated
+        def level(
+            q: float,
+        ) -> float:  # the first floor(q k) patch neighbours (raster order) treated
             n_t = int(np.floor(q * k + 1e-9))
             pattern = np.zeros(n_pix)
             pattern[nbr_cells[:n_t]] = 1.0

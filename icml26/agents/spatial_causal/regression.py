@@ -175,7 +175,10 @@ def penalized_fit(
 
 
 def spatial_regression_effects(
-    data: SpatialData, plus: bool = True, n_knots: int = 100, seed: int = 0,
+    data: SpatialData,
+    plus: bool = True,
+    n_knots: int = 100,
+    seed: int = 0,
     extra: np.ndarray | None = None,
 ) -> EffectEstimate:
     """Spatial / Spatial+ regression with exposure mapping (``extra``: further adjustment
@@ -253,7 +256,9 @@ class SpatialLag2SLS(EffectAgent):
     def estimate(self, data: SpatialData, info: dict[str, Any]) -> EffectEstimate:
         n = data.n
         if n > self.MAX_UNITS:
-            raise ValueError(f"{type(self).__name__} computes (I - rho W)^-1 densely; n = {n} > {self.MAX_UNITS}")
+            raise ValueError(
+                f"{type(self).__name__} computes (I - rho W)^-1 densely; n = {n} > {self.MAX_UNITS}"
+            )
         w = data.w
         exog = np.column_stack([data.a, data.x])
         if self.slx:
@@ -261,7 +266,9 @@ class SpatialLag2SLS(EffectAgent):
         ones = np.ones((n, 1))
         wy = w @ data.y
         lagged, cur = [], np.column_stack([data.a, data.x])
-        start = 2 if self.slx else 1  # with slx, W Z is already a regressor: instrument with W^2 Z...
+        start = (
+            2 if self.slx else 1
+        )  # with slx, W Z is already a regressor: instrument with W^2 Z...
         for k in range(1, start + self.w_lags):
             cur = w @ cur
             if k >= start:
@@ -293,7 +300,9 @@ class SpatialLag2SLS(EffectAgent):
         erf = []
         for q in data.erf_q:
             pattern = (rank < np.floor(q * k + 1e-9)).astype(np.float64)
-            shift = np.bincount(rows, weights=s_vals * (pattern - data.a[ball.indices]), minlength=n)
+            shift = np.bincount(
+                rows, weights=s_vals * (pattern - data.a[ball.indices]), minlength=n
+            )
             erf.append(float(np.mean((data.y + shift)[sc])))
         return EffectEstimate(de, se, np.array(erf))
 
@@ -301,7 +310,9 @@ class SpatialLag2SLS(EffectAgent):
 # ----------------------------------------------------------------------------- spatial error model
 
 
-def kelejian_prucha_lambda(u: np.ndarray, w: sp.csr_matrix, bound: float = 0.99) -> tuple[float, float]:
+def kelejian_prucha_lambda(
+    u: np.ndarray, w: sp.csr_matrix, bound: float = 0.99
+) -> tuple[float, float]:
     """Generalized-moments estimate of ``lambda`` in ``u = lambda W u + eps`` (Kelejian & Prucha
     1999) from regression residuals ``u``: ``(lambda, sigma^2)``.
 
@@ -316,11 +327,16 @@ def kelejian_prucha_lambda(u: np.ndarray, w: sp.csr_matrix, bound: float = 0.99)
     ubb = w @ ub
     tr = float(w.multiply(w).sum())  # tr(W'W) = sum of squared entries
     g = np.array([u @ u, ub @ ub, u @ ub]) / n
-    big = np.array([
-        [2 * u @ ub, -(ub @ ub), n],
-        [2 * ub @ ubb, -(ubb @ ubb), tr],
-        [u @ ubb + ub @ ub, -(ub @ ubb), 0.0],
-    ]) / n
+    big = (
+        np.array(
+            [
+                [2 * u @ ub, -(ub @ ub), n],
+                [2 * ub @ ubb, -(ubb @ ubb), tr],
+                [u @ ubb + ub @ ub, -(ub @ ubb), 0.0],
+            ]
+        )
+        / n
+    )
     g3 = big[:, 2]
 
     def resid(lam: float) -> tuple[np.ndarray, float]:
@@ -328,8 +344,12 @@ def kelejian_prucha_lambda(u: np.ndarray, w: sp.csr_matrix, bound: float = 0.99)
         s2 = float(g3 @ r / (g3 @ g3))
         return r - g3 * s2, s2
 
-    res = minimize_scalar(lambda lam: float(np.sum(resid(lam)[0] ** 2)), bounds=(-bound, bound),
-                          method="bounded", options={"xatol": 1e-8})
+    res = minimize_scalar(
+        lambda lam: float(np.sum(resid(lam)[0] ** 2)),
+        bounds=(-bound, bound),
+        method="bounded",
+        options={"xatol": 1e-8},
+    )
     lam = float(res.x)
     return lam, resid(lam)[1]
 

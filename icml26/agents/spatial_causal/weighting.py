@@ -37,11 +37,21 @@ from icml26.agents.spatial_causal.common import (
     lstsq,
 )
 
-__all__ = ["logistic_propensity", "poisson_binomial_pmf", "joint_propensity", "JointPropensity",
-           "HorvitzThompson", "IPW", "AIPW", "horvitz_thompson"]
+__all__ = [
+    "logistic_propensity",
+    "poisson_binomial_pmf",
+    "joint_propensity",
+    "JointPropensity",
+    "HorvitzThompson",
+    "IPW",
+    "AIPW",
+    "horvitz_thompson",
+]
 
 
-def logistic_propensity(a: np.ndarray, x: np.ndarray, ridge: float = 1e-6, iters: int = 50) -> np.ndarray:
+def logistic_propensity(
+    a: np.ndarray, x: np.ndarray, ridge: float = 1e-6, iters: int = 50
+) -> np.ndarray:
     """``P(A = 1 | X)`` from a logistic regression of ``a`` on ``[1, x]`` (Newton-Raphson)."""
     a = np.asarray(a, dtype=np.float64)
     d = np.column_stack([np.ones(a.size), np.asarray(x, dtype=np.float64).reshape(a.size, -1)])
@@ -77,14 +87,16 @@ class JointPropensity:
     """Individual propensities, neighbour counts and the exposure pmf of one data set."""
 
     def __init__(self, data: SpatialData, pi: np.ndarray | None = None) -> None:
-        self.pi = logistic_propensity(data.a, data.x) if pi is None else np.asarray(pi, dtype=np.float64)
+        self.pi = (
+            logistic_propensity(data.a, data.x) if pi is None else np.asarray(pi, dtype=np.float64)
+        )
         ball = data.ball.tocsr()
         self.k = np.diff(ball.indptr).astype(np.int64)
         kmax = int(self.k.max()) if self.k.size else 0
         nb_probs = np.zeros((data.n, kmax))
         counts = np.zeros(data.n)
         for i in range(data.n):
-            nb = ball.indices[ball.indptr[i]:ball.indptr[i + 1]]
+            nb = ball.indices[ball.indptr[i] : ball.indptr[i + 1]]
             nb_probs[i, : nb.size] = self.pi[nb]
             counts[i] = data.a[nb].sum()
         self.g = np.rint(counts).astype(np.int64)
@@ -101,7 +113,9 @@ class JointPropensity:
         for k in np.unique(self.k):
             m = self.k == k
             pg = self.pmf[m, : k + 1]
-            out[int(k)] = np.stack([((1 - self.pi[m])[:, None] * pg).mean(0), (self.pi[m][:, None] * pg).mean(0)])
+            out[int(k)] = np.stack(
+                [((1 - self.pi[m])[:, None] * pg).mean(0), (self.pi[m][:, None] * pg).mean(0)]
+            )
         return out
 
 
@@ -109,8 +123,13 @@ def joint_propensity(data: SpatialData) -> JointPropensity:
     return JointPropensity(data)
 
 
-def horvitz_thompson(y: np.ndarray, a: np.ndarray, jp: JointPropensity, units: np.ndarray,
-                     levels: tuple[float, ...] = (0.0, 0.5, 1.0)) -> tuple[float, float, np.ndarray]:
+def horvitz_thompson(
+    y: np.ndarray,
+    a: np.ndarray,
+    jp: JointPropensity,
+    units: np.ndarray,
+    levels: tuple[float, ...] = (0.0, 0.5, 1.0),
+) -> tuple[float, float, np.ndarray]:
     """HT estimates over ``units`` (bool mask): DE, SE and the ERF at neighbour shares
     ``levels`` (``floor(q k)`` of ``k`` neighbours treated, own treatment as observed)."""
     idx = np.nonzero(units)[0]
@@ -135,8 +154,10 @@ class HorvitzThompson(EffectAgent):
         units = data.scored & (jp.k > 0)
         de, se, erf = horvitz_thompson(data.y, data.a, jp, units, tuple(data.erf_q))
         k = jp.k[units]
-        self.diagnostics = {"units_all_treated": float(np.sum(jp.g[units] == k)),
-                            "units_none_treated": float(np.sum(jp.g[units] == 0))}
+        self.diagnostics = {
+            "units_all_treated": float(np.sum(jp.g[units] == k)),
+            "units_none_treated": float(np.sum(jp.g[units] == 0)),
+        }
         return EffectEstimate(de, se, erf)
 
 
@@ -148,7 +169,9 @@ def _msm_effects(data: SpatialData, coef: np.ndarray) -> EffectEstimate:
     return EffectEstimate(b_a, b_e * float(data.e_all[s].mean()), erf)
 
 
-def _stabilized_weights(jp: JointPropensity, a: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+def _stabilized_weights(
+    jp: JointPropensity, a: np.ndarray
+) -> tuple[np.ndarray, dict[int, np.ndarray]]:
     marg = jp.marginal()
     ai = (a > 0.5).astype(np.int64)
     num = np.array([marg[int(k)][ai[i], jp.g[i]] for i, k in enumerate(jp.k)])
@@ -165,7 +188,10 @@ class IPW(EffectAgent):
         h = np.column_stack([np.ones(data.n), data.a, data.e])[m]
         sw = np.sqrt(w[m])
         coef = lstsq(h * sw[:, None], data.y[m] * sw)
-        self.diagnostics = {"max_weight": float(w[m].max()), "ess_share": float(w[m].sum() ** 2 / (w[m] ** 2).sum() / m.sum())}
+        self.diagnostics = {
+            "max_weight": float(w[m].max()),
+            "ess_share": float(w[m].sum() ** 2 / (w[m] ** 2).sum() / m.sum()),
+        }
         return _msm_effects(data, coef)
 
 
@@ -193,7 +219,12 @@ class AIPW(EffectAgent):
                     if p <= 0:
                         continue
                     h = np.array([1.0, av, g / k])
-                    mk = flexible_design(np.full(members.size, float(av)), np.full(members.size, g / k), xk) @ out_coef
+                    mk = (
+                        flexible_design(
+                            np.full(members.size, float(av)), np.full(members.size, g / k), xk
+                        )
+                        @ out_coef
+                    )
                     lhs += p * members.size * np.outer(h, h)
                     rhs += p * h * mk.sum()
         coef = np.linalg.solve(lhs, rhs)

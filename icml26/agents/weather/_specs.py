@@ -7,17 +7,35 @@ from typing import Any
 _P = "icml26.agents.weather"
 
 AGENT_SPECS: list[dict[str, Any]] = [
-    {"name": "emformer", "entry_point": f"{_P}.neural:EMFormerForecaster",
-     "description": "EMFormer at CPU scale: window transformer with merged 1/3/5 multi-scale conv, "
-                    "sinusoidal composite loss, accumulative context fine-tuning (the paper's method)."},
-    {"name": "weather-persistence", "entry_point": f"{_P}.baselines:PersistenceForecaster",
-     "description": "Persistence: every lead repeats the initial state."},
-    {"name": "weather-climatology", "entry_point": f"{_P}.baselines:ClimatologyForecaster",
-     "description": "WeatherBench 2 climatology (day of year x hour, 61-day window) of the training data."},
-    {"name": "weather-damped-persistence", "entry_point": f"{_P}.baselines:DampedPersistenceForecaster",
-     "description": "Damped anomaly persistence: clim + alpha^k (x0 - clim), alpha fitted per channel."},
-    {"name": "weather-ridge", "entry_point": f"{_P}.ridge:RidgePatchForecaster",
-     "description": "Ridge regression on 5x5 local patches of anomalies, per latitude, iterated."},
-    {"name": "weather-resnet", "entry_point": f"{_P}.neural:ResNetForecaster",
-     "description": "Small ResNet (periodic longitude) trained on one-step weighted MSE, iterated."},
+    {
+        "name": "emformer",
+        "entry_point": f"{_P}.neural:EMFormerForecaster",
+        "description": "EMFormer at CPU scale: window transformer with merged 1/3/5 multi-scale conv, "
+        "sinusoidal composite loss, accumulative context fine-tuning (the paper's method).",
+    },
+    {
+        "name": "weather-persistence",
+        "entry_point": f"{_P}.baselines:PersistenceForecaster",
+        "description": "Persistence: every lead repeats the initial state.",
+    },
+    {
+        "name": "weather-climatology",
+        "entry_point": f"{_P}.baselines:ClimatologyForecaster",
+        "description": "WeatherBench 2 climatology (day of year x hour, 61-day window) of the training data.",
+    },
+    {
+        "name": "weather-damped-persistence",
+        "entry_point": f"{_P}.baselines:DampedPersistenceForecaster",
+        "description": "Damped anomaly persistence: clim + alpha^k (x0 - clim), alpha fitted per channel.",
+    },
+    {
+        "name": "weather-ridge",
+        "entry_point": f"{_P}.ridge:RidgePatchForecaster",
+        "description": "Ridge regression on 5x5 local patches of anomalies, per latitude, iterated.",
+    },
+    {
+        "name": "weather-resnet",
+        "entry_point": f"{_P}.neural:ResNetForecaster",
+        "description": "Small ResNet (periodic longitude) trained on one-step weighted MSE, iterated.",
+    },
 ]

@@ -37,8 +37,10 @@ class WeatherForecaster:
     def bind(self, observation_space: Any, action_space: Any) -> None:
         state = observation_space["state"]
         if state.shape[0] < self.context_length:
-            raise ValueError(f"{type(self).__name__} reads {self.context_length} past states but the env "
-                             f"shows {state.shape[0]} (raise the env's history)")
+            raise ValueError(
+                f"{type(self).__name__} reads {self.context_length} past states but the env "
+                f"shows {state.shape[0]} (raise the env's history)"
+            )
         self._state_shape = state.shape[1:]
 
     def reset(self, seed: int | None = None) -> None:
@@ -59,21 +61,27 @@ class WeatherForecaster:
 
     def _require_fit(self) -> None:
         if self.needs_training and not self._fitted:
-            raise RuntimeError(f"{type(self).__name__}: call learn(dataset_or_env, budget) before forecasting")
+            raise RuntimeError(
+                f"{type(self).__name__}: call learn(dataset_or_env, budget) before forecasting"
+            )
 
-    def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> np.ndarray:
+    def act(
+        self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
         self._require_fit()
         state = np.asarray(observation["state"], dtype=np.float32)
         if state.ndim != 4 or state.shape[0] < self.context_length:
-            raise ValueError(f"{type(self).__name__}: observation['state'] must be (history >= "
-                             f"{self.context_length}, C, lat, lon), got {state.shape}")
+            raise ValueError(
+                f"{type(self).__name__}: observation['state'] must be (history >= "
+                f"{self.context_length}, C, lat, lon), got {state.shape}"
+            )
         times = datetime_from_hours(np.asarray(observation["time"]).reshape(1))
-        return self.predict(state[None, -self.context_length:], times)[0].astype(np.float32)
+        return self.predict(state[None, -self.context_length :], times)[0].astype(np.float32)
 
     def rollout(self, context: np.ndarray, init_times: Any, steps: int) -> np.ndarray:
         """Forecast ``steps`` 6-hour steps from ``context`` (B, h >= context_length, C, lat, lon)."""
         self._require_fit()
-        ctx = np.asarray(context, dtype=np.float32)[:, -self.context_length:].copy()
+        ctx = np.asarray(context, dtype=np.float32)[:, -self.context_length :].copy()
         t = np.asarray(init_times, dtype="datetime64[ns]").reshape(-1)
         out = np.empty((ctx.shape[0], steps, *ctx.shape[2:]), dtype=np.float32)
         for k in range(steps):

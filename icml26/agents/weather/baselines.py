@@ -48,7 +48,7 @@ class DampedPersistenceForecaster(WeatherForecaster):
         den = np.zeros(arr.shape[1])
         idx = np.arange(arr.shape[0] - 1)
         for s in range(0, idx.size, 256):
-            i = idx[s:s + 256]
+            i = idx[s : s + 256]
             a0 = arr[i] - self.clim.at(times[i])
             a1 = arr[i + 1] - self.clim.at(times[i + 1])
             num += (w * a0 * a1).sum(axis=(0, 2, 3))

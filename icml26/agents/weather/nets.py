@@ -25,13 +25,18 @@ import torch.nn.functional as F
 from torch import nn
 
 
-def _pad_sphere(x: torch.Tensor, pad_lat: int, pad_lon: int, lat_mode: str = "constant") -> torch.Tensor:
+def _pad_sphere(
+    x: torch.Tensor, pad_lat: int, pad_lon: int, lat_mode: str = "constant"
+) -> torch.Tensor:
     """Pad (B, C, lat, lon): periodic in longitude, zeros (or edge copies) in latitude."""
     if pad_lon:
         x = F.pad(x, (pad_lon, pad_lon, 0, 0), mode="circular")
     if pad_lat:
-        x = F.pad(x, (0, 0, pad_lat, pad_lat), mode=lat_mode) if lat_mode != "constant" else \
-            F.pad(x, (0, 0, pad_lat, pad_lat))
+        x = (
+            F.pad(x, (0, 0, pad_lat, pad_lat), mode=lat_mode)
+            if lat_mode != "constant"
+            else F.pad(x, (0, 0, pad_lat, pad_lat))
+        )
     return x
 
 
@@ -100,7 +105,9 @@ def fit_window(window: int, n: int) -> int:
 class WindowAttention(nn.Module):
     """Window self-attention with EMFormer's multi-scale convolution on q, k and v."""
 
-    def __init__(self, dim: int, heads: int, window: tuple[int, int], multiscale: bool = True) -> None:
+    def __init__(
+        self, dim: int, heads: int, window: tuple[int, int], multiscale: bool = True
+    ) -> None:
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim {dim} must be divisible by heads {heads}")
@@ -116,7 +123,9 @@ class WindowAttention(nn.Module):
         if self.conv is not None:
             qkv = self.conv(qkv.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
         qkv = qkv.reshape(b, h // wh, wh, w // ww, ww, 3, self.heads, d // self.heads)
-        qkv = qkv.permute(5, 0, 1, 3, 6, 2, 4, 7).reshape(3, -1, self.heads, wh * ww, d // self.heads)
+        qkv = qkv.permute(5, 0, 1, 3, 6, 2, 4, 7).reshape(
+            3, -1, self.heads, wh * ww, d // self.heads
+        )
         out = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
         out = out.reshape(b, h // wh, w // ww, self.heads, wh, ww, d // self.heads)
         out = out.permute(0, 1, 4, 2, 5, 3, 6).reshape(b, h, w, d)
@@ -126,8 +135,14 @@ class WindowAttention(nn.Module):
 class Block(nn.Module):
     """Pre-norm transformer block: window attention and an MLP, both residual."""
 
-    def __init__(self, dim: int, heads: int, window: tuple[int, int], mlp_ratio: float = 2.0,
-                 multiscale: bool = True) -> None:
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        window: tuple[int, int],
+        mlp_ratio: float = 2.0,
+        multiscale: bool = True,
+    ) -> None:
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.attn = WindowAttention(dim, heads, window, multiscale)
@@ -142,10 +157,19 @@ class Block(nn.Module):
 class EMFormerNet(nn.Module):
     """A CPU-scale EMFormer: (B, in_ch, lat, lon) -> (B, out_ch, lat, lon)."""
 
-    def __init__(self, in_ch: int, out_ch: int, grid: tuple[int, int], dim: int = 32, heads: int = 4,
-                 depth: tuple[int, int, int] = (1, 3, 1), mlp_ratio: float = 2.0,
-                 valley_windows: Sequence[tuple[int, int]] = ((8, 8), (16, 4), (4, 16)),
-                 outer_window: tuple[int, int] = (8, 8), multiscale: bool = True) -> None:
+    def __init__(
+        self,
+        in_ch: int,
+        out_ch: int,
+        grid: tuple[int, int],
+        dim: int = 32,
+        heads: int = 4,
+        depth: tuple[int, int, int] = (1, 3, 1),
+        mlp_ratio: float = 2.0,
+        valley_windows: Sequence[tuple[int, int]] = ((8, 8), (16, 4), (4, 16)),
+        outer_window: tuple[int, int] = (8, 8),
+        multiscale: bool = True,
+    ) -> None:
         super().__init__()
         n_lat, n_lon = grid
         self.patch = (2 if n_lat % 2 == 0 and n_lat >= 4 else 1, 2 if n_lon % 2 == 0 else 1)
@@ -155,16 +179,28 @@ class EMFormerNet(nn.Module):
         self.pos = nn.Parameter(torch.zeros(1, *self.tokens, dim))
         nn.init.trunc_normal_(self.pos, std=0.02)
         pre, valley, post = depth
-        self.pre = nn.ModuleList([Block(dim, heads, outer_window, mlp_ratio, multiscale) for _ in range(pre)])
+        self.pre = nn.ModuleList(
+            [Block(dim, heads, outer_window, mlp_ratio, multiscale) for _ in range(pre)]
+        )
         self.hourglass = self.tokens[1] % 2 == 0 and self.tokens[1] >= 4
         if self.hourglass:
             self.down = nn.Linear(2 * dim, dim)  # shorten factor 2: merge longitude pairs
             self.up = nn.Linear(dim, 2 * dim)
-        self.valley = nn.ModuleList([
-            Block(dim, heads, tuple(valley_windows[i % len(valley_windows)]), mlp_ratio, multiscale)  # type: ignore[arg-type]
-            for i in range(valley)
-        ])
-        self.post = nn.ModuleList([Block(dim, heads, outer_window, mlp_ratio, multiscale) for _ in range(post)])
+        self.valley = nn.ModuleList(
+            [
+                Block(
+                    dim,
+                    heads,
+                    tuple(valley_windows[i % len(valley_windows)]),
+                    mlp_ratio,
+                    multiscale,
+                )  # type: ignore[arg-type]
+                for i in range(valley)
+            ]
+        )
+        self.post = nn.ModuleList(
+            [Block(dim, heads, outer_window, mlp_ratio, multiscale) for _ in range(post)]
+        )
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, out_ch * self.patch[0] * self.patch[1])
         nn.init.zeros_(self.head.weight)  # start from "no change" (the model predicts increments)
@@ -198,9 +234,12 @@ class ResNetNet(nn.Module):
     def __init__(self, in_ch: int, out_ch: int, width: int = 16, blocks: int = 3) -> None:
         super().__init__()
         self.stem = nn.Conv2d(in_ch, width, 3)
-        self.blocks = nn.ModuleList([
-            nn.ModuleList([nn.Conv2d(width, width, 3), nn.Conv2d(width, width, 3)]) for _ in range(blocks)
-        ])
+        self.blocks = nn.ModuleList(
+            [
+                nn.ModuleList([nn.Conv2d(width, width, 3), nn.Conv2d(width, width, 3)])
+                for _ in range(blocks)
+            ]
+        )
         self.head = nn.Conv2d(width, out_ch, 1)
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
@@ -230,8 +269,13 @@ class WeightedMSELoss(nn.Module):
 class CompositeLoss(nn.Module):
     """EMFormer's sinusoidally balanced composite loss (see the module docstring)."""
 
-    def __init__(self, channels: int, lat_weights: torch.Tensor, theta0: float = 0.0,
-                 learn_balance: bool = True) -> None:
+    def __init__(
+        self,
+        channels: int,
+        lat_weights: torch.Tensor,
+        theta0: float = 0.0,
+        learn_balance: bool = True,
+    ) -> None:
         super().__init__()
         self.logvar = nn.Parameter(torch.zeros(1, channels, 1, 1))
         # The release initializes theta at -pi/2, where d w / d theta = cos(theta) / 2 = 0: theta
@@ -257,6 +301,13 @@ def count_parameters(module: nn.Module) -> int:
 
 
 __all__ = [
-    "MultiScaleDepthwiseConv", "WindowAttention", "Block", "EMFormerNet", "ResNetNet",
-    "WeightedMSELoss", "CompositeLoss", "fit_window", "count_parameters",
+    "MultiScaleDepthwiseConv",
+    "WindowAttention",
+    "Block",
+    "EMFormerNet",
+    "ResNetNet",
+    "WeightedMSELoss",
+    "CompositeLoss",
+    "fit_window",
+    "count_parameters",
 ]

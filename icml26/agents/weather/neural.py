@@ -65,18 +65,24 @@ class NeuralForecaster(WeatherForecaster):
         known = set(TrainConfig.__dataclass_fields__)
         unknown = set(config) - known
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown options {sorted(unknown)}; known: {sorted(known)}")
+            raise TypeError(
+                f"{type(self).__name__}: unknown options {sorted(unknown)}; known: {sorted(known)}"
+            )
         if "finetune_lengths" in config:
             config["finetune_lengths"] = tuple(int(x) for x in config["finetune_lengths"])
         self.config = TrainConfig(**config)
         if self.config.loss not in ("mse", "composite", "fixed"):
-            raise ValueError(f"loss must be 'mse', 'composite' or 'fixed', got {self.config.loss!r}")
+            raise ValueError(
+                f"loss must be 'mse', 'composite' or 'fixed', got {self.config.loss!r}"
+            )
 
     def build_model(self, in_ch: int, out_ch: int, grid: tuple[int, int]) -> Any:
         raise NotImplementedError
 
     # --------------------------------------------------------------------- features
-    def _static(self, data_or_none: WeatherDataset | None, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    def _static(
+        self, data_or_none: WeatherDataset | None, lat: np.ndarray, lon: np.ndarray
+    ) -> np.ndarray:
         lat_r = np.deg2rad(lat)[:, None] * np.ones((1, lon.size))
         land = np.zeros_like(lat_r)
         if data_or_none is not None and "land_sea_mask" in data_or_none.data:
@@ -88,15 +94,18 @@ class NeuralForecaster(WeatherForecaster):
         import torch
 
         b, h, c, nh, nw = ctx.shape
-        parts = [ctx.reshape(b, h * c, nh, nw), tf[:, :, None, :].expand(b, tf.shape[1], nh, nw),
-                 self._static_t.expand(b, *self._static_t.shape[1:])]
+        parts = [
+            ctx.reshape(b, h * c, nh, nw),
+            tf[:, :, None, :].expand(b, tf.shape[1], nh, nw),
+            self._static_t.expand(b, *self._static_t.shape[1:]),
+        ]
         return torch.cat(parts, dim=1)
 
     def _next(self, ctx: Any, tf: Any) -> Any:
         return ctx[:, -1] + self.model(self._inputs(ctx, tf))
 
     # --------------------------------------------------------------------- training
-    def fit(self, data: WeatherDataset, budget: Budget) -> dict[str, Any]:
+    def fit(self, data: WeatherDataset, budget: Budget) -> dict[str, Any]:  # noqa: C901
         import torch
 
         from icml26.agents.weather.nets import CompositeLoss, WeightedMSELoss, count_parameters
@@ -112,18 +121,25 @@ class NeuralForecaster(WeatherForecaster):
             h = self.context_length
             z = np.empty(arr.shape, dtype=np.float32)
             for s in range(0, n_t, 512):
-                z[s:s + 512] = arr[s:s + 512] - self.clim.at(times[s:s + 512])
-            self.scale = np.sqrt((z.astype(np.float64) ** 2).mean(axis=(0, 2, 3))).astype(np.float32)
+                z[s : s + 512] = arr[s : s + 512] - self.clim.at(times[s : s + 512])
+            self.scale = np.sqrt((z.astype(np.float64) ** 2).mean(axis=(0, 2, 3))).astype(
+                np.float32
+            )
             self.scale[self.scale == 0] = 1.0
             z /= self.scale[None, :, None, None]
             self.longitude = data.longitude
-            self._static_t = torch.from_numpy(self._static(data, data.latitude, data.longitude))[None]
+            self._static_t = torch.from_numpy(self._static(data, data.latitude, data.longitude))[
+                None
+            ]
             zt = torch.from_numpy(z)
             tft = torch.from_numpy(time_features(times, data.longitude))
             self.model = self.build_model(h * n_c + 4 + 3, n_c, (n_lat, n_lon))
             w = torch.from_numpy(latitude_weights_array(data.latitude))
-            loss_fn = (CompositeLoss(n_c, w, cfg.theta0, learn_balance=cfg.loss == "composite")
-                       if cfg.loss in ("composite", "fixed") else WeightedMSELoss(w))
+            loss_fn = (
+                CompositeLoss(n_c, w, cfg.theta0, learn_balance=cfg.loss == "composite")
+                if cfg.loss in ("composite", "fixed")
+                else WeightedMSELoss(w)
+            )
             self.loss_fn = loss_fn
             rng = np.random.default_rng([0 if self._seed is None else int(self._seed), 8])
             n_pre, n_ft = cfg.updates, cfg.finetune_updates * len(cfg.finetune_lengths)
@@ -135,14 +151,18 @@ class NeuralForecaster(WeatherForecaster):
             if cfg.finetune_lengths and n_ft:
                 per = n_ft // len(cfg.finetune_lengths)
                 stages += [(length, per, cfg.finetune_lr) for length in cfg.finetune_lengths]
-            deadline = None if budget.wall_clock_s is None else time.monotonic() + budget.wall_clock_s
+            deadline = (
+                None if budget.wall_clock_s is None else time.monotonic() + budget.wall_clock_s
+            )
             curve: list[dict[str, float]] = []
             total = sum(n for _, n, _ in stages)
             bar = None
             if cfg.progress and total:
                 from tqdm.auto import tqdm
 
-                bar = tqdm(total=total, desc=f"training {type(self).__name__}", unit="upd", leave=False)
+                bar = tqdm(
+                    total=total, desc=f"training {type(self).__name__}", unit="upd", leave=False
+                )
             t_start = time.monotonic()
             done = 0
             for length, n_upd, lr in stages:
@@ -150,10 +170,17 @@ class NeuralForecaster(WeatherForecaster):
                     continue
                 params = list(self.model.parameters()) + list(loss_fn.parameters())
                 # the loss's own parameters (theta, log-variances) are not shrunk towards 0
-                opt = torch.optim.AdamW([{"params": list(self.model.parameters())},
-                                         {"params": list(loss_fn.parameters()), "weight_decay": 0.0}],
-                                        lr=lr, weight_decay=cfg.weight_decay)
-                sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_upd, eta_min=lr * 0.05)
+                opt = torch.optim.AdamW(
+                    [
+                        {"params": list(self.model.parameters())},
+                        {"params": list(loss_fn.parameters()), "weight_decay": 0.0},
+                    ],
+                    lr=lr,
+                    weight_decay=cfg.weight_decay,
+                )
+                sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                    opt, T_max=n_upd, eta_min=lr * 0.05
+                )
                 starts = np.arange(h - 1, n_t - length)
                 running = 0.0
                 for u in range(n_upd):
@@ -178,14 +205,18 @@ class NeuralForecaster(WeatherForecaster):
                     if bar is not None:
                         bar.update(1)
                     if (u + 1) % cfg.log_every == 0:
-                        curve.append({"update": done, "rollout": length, "loss": running / cfg.log_every})
+                        curve.append(
+                            {"update": done, "rollout": length, "loss": running / cfg.log_every}
+                        )
                         running = 0.0
             if bar is not None:
                 bar.close()
             self.model.eval()
             stats: dict[str, Any] = {
-                "updates": done, "train_time_s": time.monotonic() - t_start,
-                "parameters": count_parameters(self.model), "curve": curve,
+                "updates": done,
+                "train_time_s": time.monotonic() - t_start,
+                "parameters": count_parameters(self.model),
+                "curve": curve,
                 "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
             }
             if cfg.loss in ("composite", "fixed"):
@@ -220,7 +251,9 @@ class NeuralForecaster(WeatherForecaster):
         z = (ctx - self.clim.at(ctx_times)) / self.scale[None, None, :, None, None]
         tf = time_features(t + STEP, self.longitude)
         with torch.no_grad():
-            nxt = self._next(torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32)), torch.from_numpy(tf)).numpy()
+            nxt = self._next(
+                torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32)), torch.from_numpy(tf)
+            ).numpy()
         return self.clim.at(t + STEP) + nxt * self.scale[None, :, None, None]
 
 
@@ -242,14 +275,27 @@ class EMFormerForecaster(NeuralForecaster):
 
     version = "2"
 
-    def __init__(self, history: int = 2, dim: int = 32, heads: int = 4, depth: tuple[int, int, int] = (1, 3, 1),
-                 mlp_ratio: float = 2.0, multiscale: bool = True, **config: Any) -> None:
+    def __init__(
+        self,
+        history: int = 2,
+        dim: int = 32,
+        heads: int = 4,
+        depth: tuple[int, int, int] = (1, 3, 1),
+        mlp_ratio: float = 2.0,
+        multiscale: bool = True,
+        **config: Any,
+    ) -> None:
         config.setdefault("loss", "composite")
         config.setdefault("finetune_lengths", (2, 4, 8))
         config.setdefault("finetune_updates", 60)
         super().__init__(history, **config)
-        self.arch = {"dim": int(dim), "heads": int(heads), "depth": tuple(int(d) for d in depth),
-                     "mlp_ratio": float(mlp_ratio), "multiscale": bool(multiscale)}
+        self.arch = {
+            "dim": int(dim),
+            "heads": int(heads),
+            "depth": tuple(int(d) for d in depth),
+            "mlp_ratio": float(mlp_ratio),
+            "multiscale": bool(multiscale),
+        }
 
     def build_model(self, in_ch: int, out_ch: int, grid: tuple[int, int]) -> Any:
         from icml26.agents.weather.nets import EMFormerNet

@@ -76,14 +76,19 @@ class RidgePatchForecaster(WeatherForecaster):
         y = self._normalize(arr[idx + 1], times[idx + 1])  # (N, C, lat, lon)
         del anom
         r = self.radius
-        zp = np.pad(np.pad(z, ((0, 0), (0, 0), (r, r), (0, 0)), mode="edge"),
-                    ((0, 0), (0, 0), (0, 0), (r, r)), mode="wrap")
+        zp = np.pad(
+            np.pad(z, ((0, 0), (0, 0), (r, r), (0, 0)), mode="edge"),
+            ((0, 0), (0, 0), (0, 0), (r, r)),
+            mode="wrap",
+        )
         n_f = n_c * (2 * r + 1) ** 2 + 1
         self.weights = np.zeros((n_lat, n_f, n_c), dtype=np.float32)
         residual = 0.0
         for i in range(n_lat):
             # Patches centred on latitude row i: (N, lon, C * (2r+1)^2), same order as local_patches.
-            win = sliding_window_view(zp[:, :, i:i + 2 * r + 1], 2 * r + 1, axis=3)  # (N, C, p, lon, p)
+            win = sliding_window_view(
+                zp[:, :, i : i + 2 * r + 1], 2 * r + 1, axis=3
+            )  # (N, C, p, lon, p)
             xi = win.transpose(0, 3, 1, 2, 4).reshape(-1, n_f - 1)
             xi = np.concatenate([xi, np.ones((xi.shape[0], 1), dtype=np.float32)], axis=1)
             yi = y[:, :, i].transpose(0, 2, 1).reshape(-1, n_c)
@@ -94,8 +99,11 @@ class RidgePatchForecaster(WeatherForecaster):
             w = np.linalg.solve(gram + reg, (xi.T @ yi).astype(np.float64))
             self.weights[i] = w
             residual += float(((xi @ w.astype(np.float32) - yi) ** 2).mean())
-        return {"rows_per_latitude": int(idx.size * n_lon), "features": int(n_f),
-                "train_mse_normalized": residual / n_lat}
+        return {
+            "rows_per_latitude": int(idx.size * n_lon),
+            "features": int(n_f),
+            "train_mse_normalized": residual / n_lat,
+        }
 
     def predict(self, context: np.ndarray, times: np.ndarray) -> np.ndarray:
         t = np.asarray(times, dtype="datetime64[ns]")

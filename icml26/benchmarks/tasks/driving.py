@@ -27,17 +27,48 @@ from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 EVAL_EPISODES = 24  # 3 per scenario
 # ScenePilot's hyperparameters scaled to the CPU budget (24 updates of 2048 steps): the k
 # curriculum walks once through its 8 values (3 updates each); lr 1e-3 with 4 epochs of 512.
-BUDGET_PPO_KWARGS: dict[str, Any] = {"lr": 1e-3, "update_epochs": 4, "minibatch_size": 512, "k_update_every": 3}
+BUDGET_PPO_KWARGS: dict[str, Any] = {
+    "lr": 1e-3,
+    "update_epochs": 4,
+    "minibatch_size": 512,
+    "k_update_every": 3,
+}
 SB3_PPO_KWARGS: dict[str, Any] = {"n_steps": 1024, "batch_size": 256, "learning_rate": 3e-4}
 
 _ATTACK_METRICS = (
-    Metric("collision_rate", "max", 0.0, 1.0, "share of evaluation episodes in which the ego collides"),
-    Metric("feasible_ratio", "max", 0.0, 1.0, "mean share of steps with sigma >= 0 (physically solvable)"),
-    Metric("feasible_ratio_strict", "max", 0.0, 1.0, "mean share of steps with sigma >= 0.35 (the curriculum's last k)"),
+    Metric(
+        "collision_rate", "max", 0.0, 1.0, "share of evaluation episodes in which the ego collides"
+    ),
+    Metric(
+        "feasible_ratio",
+        "max",
+        0.0,
+        1.0,
+        "mean share of steps with sigma >= 0 (physically solvable)",
+    ),
+    Metric(
+        "feasible_ratio_strict",
+        "max",
+        0.0,
+        1.0,
+        "mean share of steps with sigma >= 0.35 (the curriculum's last k)",
+    ),
     Metric("J_risk", "max", 0.0, 600.0, "mean episode sum of the TTC risk 2 / (1 + TTC / 2.5)"),
     Metric("J_sigma", "max", -300.0, 300.0, "mean episode sum of sigma"),
-    Metric("attack_score", "max", 0.0, 2.0, "SafeBench's attack score (0.4 CR + 0.1 OR + 0.1 RF + 0.3 IC + 0.1 T)"),
-    Metric("ego_driving_score", "min", -1.0, 1.0, "ScenePilot's overall driving score of the ego (lower = stronger attack)"),
+    Metric(
+        "attack_score",
+        "max",
+        0.0,
+        2.0,
+        "SafeBench's attack score (0.4 CR + 0.1 OR + 0.1 RF + 0.3 IC + 0.1 T)",
+    ),
+    Metric(
+        "ego_driving_score",
+        "min",
+        -1.0,
+        1.0,
+        "ScenePilot's overall driving score of the ego (lower = stronger attack)",
+    ),
 )
 
 
@@ -48,14 +79,21 @@ LONG_PPO_KWARGS: dict[str, Any] = {**BUDGET_PPO_KWARGS, "k_update_every": 24}
 
 def _attack_task(planner: str, env_steps: int = 49_152, suffix: str = "") -> Task:
     return Task(
-        id=f"driving/attack-{planner}{suffix}", version=0, family="driving", env_id="icml26/ScenePilot-v0",
-        run_trial="icml26.benchmarks.tasks.driving:run_trial", metrics=_ATTACK_METRICS,
+        id=f"driving/attack-{planner}{suffix}",
+        version=0,
+        family="driving",
+        env_id="icml26/ScenePilot-v0",
+        run_trial="icml26.benchmarks.tasks.driving:run_trial",
+        metrics=_ATTACK_METRICS,
         primary_metric="collision_rate",
         env_kwargs={"scenario": "all", "ego": planner, "action": "speed", "phi": "online"},
-        budget=Budget(env_steps=env_steps), seeds=(0, 1, 2, 3, 4), eval_episodes=EVAL_EPISODES,
+        budget=Budget(env_steps=env_steps),
+        seeds=(0, 1, 2, 3, 4),
+        eval_episodes=EVAL_EPISODES,
         description=f"Adversary vs the {planner} planner on the 8 SafeBench scenarios; "
-                    f"{env_steps // 1024}k env steps of learning.",
-        tolerance=0.25, extra={"kind": "attack"},
+        f"{env_steps // 1024}k env steps of learning.",
+        tolerance=0.25,
+        extra={"kind": "attack"},
     )
 
 
@@ -65,41 +103,98 @@ ATTACK_IDM_LONG = _attack_task("idm", 8 * 49_152, "-long")
 ATTACK_CAUTIOUS_LONG = _attack_task("cautious", 8 * 49_152, "-long")
 
 DEFENSE_IDM = Task(
-    id="driving/defense-idm", version=0, family="driving", env_id="icml26/ScenePilotAV-v0",
+    id="driving/defense-idm",
+    version=0,
+    family="driving",
+    env_id="icml26/ScenePilotAV-v0",
     run_trial="icml26.benchmarks.tasks.driving:run_trial",
     metrics=(
-        Metric("crash_rate_after", "min", 0.0, 1.0, "ego crash rate vs the ScenePilot adversary after fine-tuning"),
-        Metric("crash_rate_before", "min", 0.0, 1.0, "ego crash rate vs the same adversary before (the planner alone)"),
-        Metric("driving_score_after", "max", -1.0, 1.0, "ScenePilot's overall driving score after fine-tuning"),
+        Metric(
+            "crash_rate_after",
+            "min",
+            0.0,
+            1.0,
+            "ego crash rate vs the ScenePilot adversary after fine-tuning",
+        ),
+        Metric(
+            "crash_rate_before",
+            "min",
+            0.0,
+            1.0,
+            "ego crash rate vs the same adversary before (the planner alone)",
+        ),
+        Metric(
+            "driving_score_after",
+            "max",
+            -1.0,
+            1.0,
+            "ScenePilot's overall driving score after fine-tuning",
+        ),
         Metric("driving_score_before", "max", -1.0, 1.0, "the same score before fine-tuning"),
         Metric("crash_rate_reduction", "max", -1.0, 1.0, "crash_rate_before - crash_rate_after"),
-        Metric("crash_rate_after_scripted", "min", 0.0, 1.0, "after fine-tuning, vs SafeBench's scripted actors"),
+        Metric(
+            "crash_rate_after_scripted",
+            "min",
+            0.0,
+            1.0,
+            "after fine-tuning, vs SafeBench's scripted actors",
+        ),
     ),
     primary_metric="crash_rate_after",
-    env_kwargs={"scenario": "all", "base_planner": "idm", "adversary_action": "speed", "phi": "ttc"},
-    budget=Budget(env_steps=30_720, extra={"adversary_steps": 40_960}), seeds=(0, 1, 2, 3, 4),
+    env_kwargs={
+        "scenario": "all",
+        "base_planner": "idm",
+        "adversary_action": "speed",
+        "phi": "ttc",
+    },
+    budget=Budget(env_steps=30_720, extra={"adversary_steps": 40_960}),
+    seeds=(0, 1, 2, 3, 4),
     eval_episodes=EVAL_EPISODES,
     description="Fine-tune a residual on the IDM planner against a ScenePilot adversary trained in the trial.",
-    tolerance=0.25, extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
+    tolerance=0.25,
+    extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
 )
 
 TASKS = [ATTACK_IDM, ATTACK_CAUTIOUS, ATTACK_IDM_LONG, ATTACK_CAUTIOUS_LONG, DEFENSE_IDM]
 
 SUITES = {
     "smoke": [
-        SuiteEntry("driving/attack-idm", {"random": {}, "driving-scripted": {}, "scenepilot": BUDGET_PPO_KWARGS},
-                   seeds=(0, 1)),
+        SuiteEntry(
+            "driving/attack-idm",
+            {"random": {}, "driving-scripted": {}, "scenepilot": BUDGET_PPO_KWARGS},
+            seeds=(0, 1),
+        ),
         SuiteEntry("driving/defense-idm", {"driving-no-finetune": {}}, seeds=(0,)),
     ],
     "full": [
-        SuiteEntry(t, {"scenepilot": BUDGET_PPO_KWARGS, "driving-ppo-risk": BUDGET_PPO_KWARGS, "driving-lc": {},
-                       "driving-scripted": {}, "random": {}, "sb3-ppo": SB3_PPO_KWARGS})
+        SuiteEntry(
+            t,
+            {
+                "scenepilot": BUDGET_PPO_KWARGS,
+                "driving-ppo-risk": BUDGET_PPO_KWARGS,
+                "driving-lc": {},
+                "driving-scripted": {},
+                "random": {},
+                "sb3-ppo": SB3_PPO_KWARGS,
+            },
+        )
         for t in ("driving/attack-idm", "driving/attack-cautious")
-    ] + [SuiteEntry("driving/defense-idm", {"driving-no-finetune": {},
-                                              "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}}})],
+    ]
+    + [
+        SuiteEntry(
+            "driving/defense-idm",
+            {
+                "driving-no-finetune": {},
+                "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}},
+            },
+        )
+    ],
     # the learners whose results can change with budget (random and scripted actors do not learn)
     "driving-long": [
-        SuiteEntry(t, {"scenepilot": LONG_PPO_KWARGS, "driving-ppo-risk": LONG_PPO_KWARGS, "driving-lc": {}})
+        SuiteEntry(
+            t,
+            {"scenepilot": LONG_PPO_KWARGS, "driving-ppo-risk": LONG_PPO_KWARGS, "driving-lc": {}},
+        )
         for t in ("driving/attack-idm-long", "driving/attack-cautious-long")
     ],
 }
@@ -108,7 +203,9 @@ SUITES = {
 # ---------------------------------------------------------------------------- evaluation helpers
 
 
-def evaluate_adversary(agent: Any, env_kwargs: Mapping[str, Any], seed: int, episodes: int) -> list[dict[str, float]]:
+def evaluate_adversary(
+    agent: Any, env_kwargs: Mapping[str, Any], seed: int, episodes: int
+) -> list[dict[str, float]]:
     """Run ``episodes`` adversary episodes (scenario ``i % 8 + 1`` for episode i when all 8 are used).
 
     Episode i starts from ``reset(seed=derive_seed(seed, "eval", i))``. When the agent can be
@@ -130,7 +227,9 @@ def evaluate_adversary(agent: Any, env_kwargs: Mapping[str, Any], seed: int, epi
     return _evaluate_lockstep(clones, kw, order, seeds)
 
 
-def _evaluate_sequential(agent: Any, kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]) -> list[dict[str, float]]:
+def _evaluate_sequential(
+    agent: Any, kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]
+) -> list[dict[str, float]]:
     env = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
     bind_agent(agent, env)
     shape = env.action_space.shape
@@ -138,20 +237,24 @@ def _evaluate_sequential(agent: Any, kw: Mapping[str, Any], order: np.ndarray, s
     def act(obs: Any, info: dict[str, Any]) -> np.ndarray:
         return np.clip(np.asarray(agent.act(obs, info), np.float32).reshape(shape), -1, 1)
 
-    out = [dict(rollout(agent, env, s, {"scenario": int(sc)}, act=act).info["episode_metrics"])
-           for sc, s in zip(order, seeds)]
+    out = [
+        dict(rollout(agent, env, s, {"scenario": int(sc)}, act=act).info["episode_metrics"])
+        for sc, s in zip(order, seeds)
+    ]
     env.close()
     return out
 
 
-def _evaluate_lockstep(clones: list[Any], kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]) -> list[dict[str, float]]:
+def _evaluate_lockstep(
+    clones: list[Any], kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]
+) -> list[dict[str, float]]:
     from icml26.envs.driving.env import ScenePilotVectorEnv
 
     episodes = len(clones)
     venv = ScenePilotVectorEnv(num_envs=episodes, phi="ttc", **kw)
     venv.reset(seed=0)
     for i in range(episodes):
-        venv.world.reset(np.array([i]), np.random.default_rng(seeds[i]), order[i:i + 1])
+        venv.world.reset(np.array([i]), np.random.default_rng(seeds[i]), order[i : i + 1])
     obs = venv.world.observation()
     single = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
     for c, s in zip(clones, seeds):
@@ -169,8 +272,11 @@ def _evaluate_lockstep(clones: list[Any], kw: Mapping[str, Any], order: np.ndarr
         obs, _, term, trunc, info = venv.step(acts)
         done = np.logical_or(term, trunc)
         for i in range(episodes):
-            info_rows[i] = {"scenario": int(order[i]), "sigma": float(info["sigma_tp1"][i]),
-                            "ttc": float(info["ttc"][i])}
+            info_rows[i] = {
+                "scenario": int(order[i]),
+                "sigma": float(info["sigma_tp1"][i]),
+                "ttc": float(info["ttc"][i]),
+            }
             if results[i] is None and done[i]:
                 results[i] = {k: float(v[i]) for k, v in info["episode_metrics"].items()}
         if done.any():  # keep finished rows on their scenario (their later episodes are ignored)
@@ -179,8 +285,14 @@ def _evaluate_lockstep(clones: list[Any], kw: Mapping[str, Any], order: np.ndarr
     return [r for r in results if r is not None]
 
 
-def evaluate_ego(agent: Any, env_kwargs: Mapping[str, Any], adversary: Any, seed: int, episodes: int,
-                 zero_residual: bool = False) -> list[dict[str, float]]:
+def evaluate_ego(
+    agent: Any,
+    env_kwargs: Mapping[str, Any],
+    adversary: Any,
+    seed: int,
+    episodes: int,
+    zero_residual: bool = False,
+) -> list[dict[str, float]]:
     """Ego episodes on ScenePilotAV-v0 against ``adversary``; 3 per scenario; sequential."""
     from icml26.envs.driving.env import parse_scenarios
 
@@ -188,10 +300,25 @@ def evaluate_ego(agent: Any, env_kwargs: Mapping[str, Any], adversary: Any, seed
     env = gym.make("icml26/ScenePilotAV-v0", **{**env_kwargs, "adversary": adversary})
 
     def act(obs: Any, info: dict[str, Any]) -> np.ndarray:
-        return np.zeros(2) if zero_residual else np.clip(np.asarray(agent.act(obs, info), np.float64).reshape(-1), -1, 1)
+        return (
+            np.zeros(2)
+            if zero_residual
+            else np.clip(np.asarray(agent.act(obs, info), np.float64).reshape(-1), -1, 1)
+        )
 
-    out = [dict(rollout(agent, env, derive_seed(seed, "eval", i), {"scenario": scen[i % len(scen)]}, act=act,
-                        reset_agent=not zero_residual).info["episode_metrics"]) for i in range(episodes)]
+    out = [
+        dict(
+            rollout(
+                agent,
+                env,
+                derive_seed(seed, "eval", i),
+                {"scenario": scen[i % len(scen)]},
+                act=act,
+                reset_agent=not zero_residual,
+            ).info["episode_metrics"]
+        )
+        for i in range(episodes)
+    ]
     env.close()
     return out
 
@@ -234,8 +361,10 @@ def _run_attack(task: Task, agent: Any, seed: int) -> TrialOutcome:
     stats = train_phase(task, agent, seed)
     eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes)
     metrics = _attack_metrics(eps)
-    extra = {"collision_by_scenario": _per_scenario(eps, "collision"),
-             "feasible_by_scenario": _per_scenario(eps, "feasible_ratio")}
+    extra = {
+        "collision_by_scenario": _per_scenario(eps, "collision"),
+        "feasible_by_scenario": _per_scenario(eps, "feasible_ratio"),
+    }
     if stats:
         extra["learn"] = stats
     return TrialOutcome(metrics=metrics, scores=[e["collision"] for e in eps], extra=extra)
@@ -249,11 +378,18 @@ def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
     kw = dict(task.env_kwargs)
     # 1. the adversary: ScenePilot trained against the planner alone
     adversary = ScenePilotAgent(**dict(task.extra.get("adversary_kwargs", {})))
-    adv_env = gym.make("icml26/ScenePilot-v0", scenario=kw.get("scenario", "all"), ego=planner,
-                       action=kw.get("adversary_action", "speed"), phi="online")
+    adv_env = gym.make(
+        "icml26/ScenePilot-v0",
+        scenario=kw.get("scenario", "all"),
+        ego=planner,
+        action=kw.get("adversary_action", "speed"),
+        phi="online",
+    )
     adversary.bind(adv_env.observation_space, adv_env.action_space)
     adversary.reset(derive_seed(seed, "adversary"))
-    adv_stats = adversary.learn(adv_env, Budget(env_steps=int(task.budget.extra.get("adversary_steps", 40_960))))
+    adv_stats = adversary.learn(
+        adv_env, Budget(env_steps=int(task.budget.extra.get("adversary_steps", 40_960)))
+    )
     adv_env.close()
     # 2. before: the planner alone (zero residual) against that adversary
     before = evaluate_ego(None, kw, adversary, seed, task.eval_episodes, zero_residual=True)
@@ -261,13 +397,17 @@ def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
     stats = train_phase(task, agent, seed, env_kwargs={**kw, "adversary": adversary})
     # 4. after: the fine-tuned agent against the same adversary, and against the scripted actors
     after = evaluate_ego(agent, kw, adversary, seed, task.eval_episodes)
-    after_scripted = evaluate_ego(agent, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes)
-    before_scripted = evaluate_ego(None, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes,
-                                   zero_residual=True)
+    after_scripted = evaluate_ego(
+        agent, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes
+    )
+    before_scripted = evaluate_ego(
+        None, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes, zero_residual=True
+    )
     cr_b = float(np.mean([e["collision"] for e in before]))
     cr_a = float(np.mean([e["collision"] for e in after]))
     metrics = {
-        "crash_rate_after": cr_a, "crash_rate_before": cr_b,
+        "crash_rate_after": cr_a,
+        "crash_rate_before": cr_b,
         "driving_score_after": float(driving_score(after)["driving_score"]),
         "driving_score_before": float(driving_score(before)["driving_score"]),
         "crash_rate_reduction": cr_b - cr_a,

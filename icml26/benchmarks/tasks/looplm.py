@@ -26,25 +26,37 @@ METRICS = (
 )
 
 _COMMON: dict[str, Any] = dict(
-    version=0, family="looplm", env_id="icml26/LoopReasoning-v0",
-    run_trial="icml26.benchmarks.tasks.looplm:run_trial", metrics=METRICS, primary_metric="accuracy",
-    seeds=(0, 1, 2, 3, 4), eval_episodes=256, tolerance=0.1,
+    version=0,
+    family="looplm",
+    env_id="icml26/LoopReasoning-v0",
+    run_trial="icml26.benchmarks.tasks.looplm:run_trial",
+    metrics=METRICS,
+    primary_metric="accuracy",
+    seeds=(0, 1, 2, 3, 4),
+    eval_episodes=256,
+    tolerance=0.1,
 )
 
 ADDITION = Task(
-    id="looplm/addition-2d", env_kwargs={"task": "addition", "digits": 2},
-    budget=Budget(updates=100, extra={"warm_start_steps": 400, "rl_steps": 100, "prompts_per_step": 16,
-                                     "group_size": 8}),
+    id="looplm/addition-2d",
+    env_kwargs={"task": "addition", "digits": 2},
+    budget=Budget(
+        updates=100,
+        extra={"warm_start_steps": 400, "rl_steps": 100, "prompts_per_step": 16, "group_size": 8},
+    ),
     description="a+b with two 2-digit numbers, answer digits reversed; 400 warm-start + 100 RL steps "
-                "(16 prompts x 8 completions each).",
+    "(16 prompts x 8 completions each).",
     **_COMMON,
 )
 MULTIPLICATION = Task(
-    id="looplm/multiplication-2x1", env_kwargs={"task": "multiplication", "digits_a": 2, "digits_b": 1},
-    budget=Budget(updates=100, extra={"warm_start_steps": 400, "rl_steps": 100, "prompts_per_step": 16,
-                                     "group_size": 8}),
+    id="looplm/multiplication-2x1",
+    env_kwargs={"task": "multiplication", "digits_a": 2, "digits_b": 1},
+    budget=Budget(
+        updates=100,
+        extra={"warm_start_steps": 400, "rl_steps": 100, "prompts_per_step": 16, "group_size": 8},
+    ),
     description="a*b with a 2-digit and a 1-digit number, answer digits reversed; 400 warm-start + 100 RL "
-                "steps.",
+    "steps.",
     **_COMMON,
 )
 
@@ -54,14 +66,25 @@ MULTIPLICATION = Task(
 # trial seed drives the RL sampling and the held-out problems. GRPO and RLTT make 4 minibatch
 # updates per rollout batch (verl's PPO loop, so GRPO's clip acts); REINFORCE one.
 _DEPTH_COMMON: dict[str, Any] = {**_COMMON, "seeds": tuple(range(10))}
-_RL_EXTRA: dict[str, Any] = {"warm_start_seed": 0, "rl_steps": 40, "prompts_per_step": 16, "group_size": 8,
-                             "updates_per_batch": 1, "minibatches": 4, "lr": 3e-4}
+_RL_EXTRA: dict[str, Any] = {
+    "warm_start_seed": 0,
+    "rl_steps": 40,
+    "prompts_per_step": 16,
+    "group_size": 8,
+    "updates_per_batch": 1,
+    "minibatches": 4,
+    "lr": 3e-4,
+}
 ADDITION_SHALLOW = Task(
-    id="looplm/addition-2d-1block", env_kwargs={"task": "addition", "digits": 2},
-    budget=Budget(updates=40, extra={**_RL_EXTRA, "n_layers": 1, "warm_start_steps": WARM_STEPS_ADDITION_1BLOCK}),
+    id="looplm/addition-2d-1block",
+    env_kwargs={"task": "addition", "digits": 2},
+    budget=Budget(
+        updates=40,
+        extra={**_RL_EXTRA, "n_layers": 1, "warm_start_steps": WARM_STEPS_ADDITION_1BLOCK},
+    ),
     description="a+b with two 2-digit numbers (digits reversed) on a looped model with ONE shared block per "
-                "loop, where loop 1 is clearly worse than loop 4; calibrated warm start, 40 RL steps of 16 "
-                "prompts x 8 completions, 4 PPO minibatches per step.",
+    "loop, where loop 1 is clearly worse than loop 4; calibrated warm start, 40 RL steps of 16 "
+    "prompts x 8 completions, 4 PPO minibatches per step.",
     **_DEPTH_COMMON,
 )
 
@@ -70,11 +93,31 @@ TASKS = [ADDITION, MULTIPLICATION, ADDITION_SHALLOW]
 # smoke: a short warm start and 10 RL steps per arm, 2 seeds (about 25 CPU-seconds in all)
 _SMOKE = {"warm_start_steps": 100, "rl_steps": 10, "eval_thresholds": [0.5], "progress": False}
 SUITES = {
-    "smoke": [SuiteEntry("looplm/addition-2d",
-                         {"looplm-grpo": _SMOKE, "looplm-rltt-exit-pdf": _SMOKE}, seeds=(0, 1))],
-    "full": [SuiteEntry(t.id, {a: {"progress": False} for a in (
-        "looplm-sft", "looplm-grpo", "looplm-reinforce", "looplm-rltt-uniform", "looplm-rltt-progressive",
-        "looplm-rltt-exit-pdf", "looplm-rltt-learned")}) for t in TASKS],
+    "smoke": [
+        SuiteEntry(
+            "looplm/addition-2d",
+            {"looplm-grpo": _SMOKE, "looplm-rltt-exit-pdf": _SMOKE},
+            seeds=(0, 1),
+        )
+    ],
+    "full": [
+        SuiteEntry(
+            t.id,
+            {
+                a: {"progress": False}
+                for a in (
+                    "looplm-sft",
+                    "looplm-grpo",
+                    "looplm-reinforce",
+                    "looplm-rltt-uniform",
+                    "looplm-rltt-progressive",
+                    "looplm-rltt-exit-pdf",
+                    "looplm-rltt-learned",
+                )
+            },
+        )
+        for t in TASKS
+    ],
 }
 
 
@@ -83,7 +126,7 @@ def eval_problems(env: gym.Env[Any, Any], seed: int, n: int) -> list[Any]:
     out = []
     for i in range(n):
         env.reset(seed=derive_seed(seed, "eval", i))
-        out.append(env.unwrapped.problem)
+        out.append(env.unwrapped.problem)  # type: ignore[attr-defined]  # LoopReasoningEnv
     return out
 
 
@@ -123,6 +166,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
                 hits = float(env.step(agent.act(obs, info))[1]) == 1.0
             scores.append(r)
             passed.append(float(hits))
-        metrics = {"accuracy": float(np.mean(np.asarray(scores) == 1.0)), "pass_at_8": float(np.mean(passed))}
+        metrics = {
+            "accuracy": float(np.mean(np.asarray(scores) == 1.0)),
+            "pass_at_8": float(np.mean(passed)),
+        }
     env.close()
     return TrialOutcome(metrics=metrics, scores=[float(s) for s in scores], extra=extra)

@@ -269,8 +269,8 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     return TrialOutcome(metrics=metrics, scores=returns, extra=extra)
 
 
-_PAPER = {"sos-md": {}, "rose": {}}
-_BASELINES = {
+_PAPER: dict[str, dict[str, Any]] = {"sos-md": {}, "rose": {}}
+_BASELINES: dict[str, dict[str, Any]] = {
     "mg-nash-vi": {},
     "mg-pnvi": {},
     "mg-vi-lcb-game": {},
@@ -278,7 +278,7 @@ _BASELINES = {
     "mg-bc": {},
     "mg-selfplay-md-avg": {},
 }
-_OTHERS = {
+_OTHERS: dict[str, dict[str, Any]] = {
     "mg-selfplay-md-last": {},
     "mg-nash-oracle": {},
     "rose-oracle-ref": {},

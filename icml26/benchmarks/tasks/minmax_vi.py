@@ -27,15 +27,31 @@ __all__ = ["TASKS", "SUITES", "run_trial"]
 _ENV = "icml26/StochasticVI-v0"
 _RADIUS = 1e6
 _METRICS = (
-    Metric("log10_residual", "min", -16.0, math.log10(_RADIUS) + 1, "mean log10 final residual (6 if diverged)"),
+    Metric(
+        "log10_residual",
+        "min",
+        -16.0,
+        math.log10(_RADIUS) + 1,
+        "mean log10 final residual (6 if diverged)",
+    ),
     Metric("residual", "min", 0.0, float("inf"), "median final residual dist(0, F(z) + N_C(z))"),
-    Metric("diverged", "min", 0.0, 1.0, "share of episodes whose iterate left the divergence radius"),
+    Metric(
+        "diverged", "min", 0.0, 1.0, "share of episodes whose iterate left the divergence radius"
+    ),
     Metric("oracle_calls", "min", 0.0, float("inf"), "mean oracle calls used"),
 )
 
 
-def _task(name: str, problem: str, problem_kwargs: dict[str, Any], noise: str, sigma1: float, calls: int,
-          description: str, sigma0: float = 0.1) -> Task:
+def _task(
+    name: str,
+    problem: str,
+    problem_kwargs: dict[str, Any],
+    noise: str,
+    sigma1: float,
+    calls: int,
+    description: str,
+    sigma0: float = 0.1,
+) -> Task:
     return Task(
         id=f"minmax_vi/{name}",
         version=0,
@@ -44,8 +60,15 @@ def _task(name: str, problem: str, problem_kwargs: dict[str, Any], noise: str, s
         run_trial="icml26.benchmarks.tasks.minmax_vi:run_trial",
         metrics=_METRICS,
         primary_metric="log10_residual",
-        env_kwargs={"problem": problem, "problem_kwargs": problem_kwargs, "noise": noise, "sigma0": sigma0,
-                    "sigma1": sigma1, "oracle_budget": calls, "divergence_radius": _RADIUS},
+        env_kwargs={
+            "problem": problem,
+            "problem_kwargs": problem_kwargs,
+            "noise": noise,
+            "sigma0": sigma0,
+            "sigma1": sigma1,
+            "oracle_budget": calls,
+            "divergence_radius": _RADIUS,
+        },
         budget=Budget(extra={"oracle_calls": calls}),
         seeds=tuple(range(10)),
         eval_episodes=3,
@@ -55,26 +78,85 @@ def _task(name: str, problem: str, problem_kwargs: dict[str, Any], noise: str, s
 
 
 TASKS = [
-    _task("bilinear-growing", "bilinear", {"n": 10, "spectrum": "well", "domain": "free", "seed": 0}, "operator",
-          1.0, 100_000, "Bilinear game on R^20, random coupling matrix (variance grows like |z - z*|^2), 1e5 calls."),
-    _task("bilinear-box", "bilinear", {"n": 10, "spectrum": "well", "domain": "box", "seed": 0}, "operator",
-          1.0, 100_000, "Bilinear game on the box [-1, 1]^20 (solution 0.9 near the boundary), random coupling."),
-    _task("bilinear-bounded", "bilinear", {"n": 10, "spectrum": "well", "domain": "free", "seed": 0}, "additive",
-          0.0, 100_000, "Control: the same bilinear game with bounded-variance additive noise (sigma0 = 0.1)."),
-    _task("lagrangian-qp", "lagrangian_qp", {"n": 10, "m": 6, "active": 3, "seed": 0}, "operator", 1.0, 100_000,
-          "Lagrangian of a QP with 6 inequality constraints: dual on the unbounded orthant, random A."),
+    _task(
+        "bilinear-growing",
+        "bilinear",
+        {"n": 10, "spectrum": "well", "domain": "free", "seed": 0},
+        "operator",
+        1.0,
+        100_000,
+        "Bilinear game on R^20, random coupling matrix (variance grows like |z - z*|^2), 1e5 calls.",
+    ),
+    _task(
+        "bilinear-box",
+        "bilinear",
+        {"n": 10, "spectrum": "well", "domain": "box", "seed": 0},
+        "operator",
+        1.0,
+        100_000,
+        "Bilinear game on the box [-1, 1]^20 (solution 0.9 near the boundary), random coupling.",
+    ),
+    _task(
+        "bilinear-bounded",
+        "bilinear",
+        {"n": 10, "spectrum": "well", "domain": "free", "seed": 0},
+        "additive",
+        0.0,
+        100_000,
+        "Control: the same bilinear game with bounded-variance additive noise (sigma0 = 0.1).",
+    ),
+    _task(
+        "lagrangian-qp",
+        "lagrangian_qp",
+        {"n": 10, "m": 6, "active": 3, "seed": 0},
+        "operator",
+        1.0,
+        100_000,
+        "Lagrangian of a QP with 6 inequality constraints: dual on the unbounded orthant, random A.",
+    ),
     # each oracle call evaluates both networks on 64 samples (~0.3 ms): a smaller budget
-    _task("network-game", "network_game", {"samples": 64, "seed": 0}, "additive", 0.5, 20_000,
-          "Nonconvex-nonconcave game of two small tanh networks (25 parameters) on a box, noise growing with |z|."),
-    _task("weak-minty", "weak_minty_quadratic", {"copies": 5, "rho": -0.1, "lipschitz": 1.0, "seed": 0},
-          "operator", 1.0, 100_000, "Nonmonotone quadratic game (weak Minty, rho = -0.1 L = 1) in R^10, random operator."),
+    _task(
+        "network-game",
+        "network_game",
+        {"samples": 64, "seed": 0},
+        "additive",
+        0.5,
+        20_000,
+        "Nonconvex-nonconcave game of two small tanh networks (25 parameters) on a box, noise growing with |z|.",
+    ),
+    _task(
+        "weak-minty",
+        "weak_minty_quadratic",
+        {"copies": 5, "rho": -0.1, "lipschitz": 1.0, "seed": 0},
+        "operator",
+        1.0,
+        100_000,
+        "Nonmonotone quadratic game (weak Minty, rho = -0.1 L = 1) in R^10, random operator.",
+    ),
 ]
 
 _SMOKE_AGENTS: dict[str, dict[str, Any]] = {"vi-fbf": {}, "vi-seg": {}, "vi-seg-batched": {}}
 SUITES = {
     "smoke": [SuiteEntry("minmax_vi/bilinear-growing", _SMOKE_AGENTS, seeds=(0, 1))],
-    "full": [SuiteEntry(t.id, {a: {} for a in ("vi-fbf", "vi-km-fbf", "vi-halpern-fbf", "vi-seg", "vi-seg-batched",
-                                               "vi-ogda", "vi-seg-plus", "vi-sgda")}) for t in TASKS],
+    "full": [
+        SuiteEntry(
+            t.id,
+            {
+                a: {}
+                for a in (
+                    "vi-fbf",
+                    "vi-km-fbf",
+                    "vi-halpern-fbf",
+                    "vi-seg",
+                    "vi-seg-batched",
+                    "vi-ogda",
+                    "vi-seg-plus",
+                    "vi-sgda",
+                )
+            },
+        )
+        for t in TASKS
+    ],
 }
 
 

@@ -32,26 +32,51 @@ from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 ENV_ID = "icml26/SpaCEInterference-v0"
 
 METRICS = (
-    Metric("error", "min", 0.0, math.inf, "mean of the direct and spillover errors, each |est - truth| / sd(Y)"),
+    Metric(
+        "error",
+        "min",
+        0.0,
+        math.inf,
+        "mean of the direct and spillover errors, each |est - truth| / sd(Y)",
+    ),
     Metric("direct_error", "min", 0.0, math.inf, "|DE^ - DE| / sd(Y)"),
     Metric("spillover_error", "min", 0.0, math.inf, "|SE^ - SE| / sd(Y)"),
 )
 METRICS_V1 = (
     Metric("spillover_error", "min", 0.0, math.inf, "|SE^ - SE| / sd(Y) (headline)"),
     Metric("direct_error", "min", 0.0, math.inf, "|DE^ - DE| / sd(Y)"),
-    Metric("spillover_error_vs_null", "min", -math.inf, math.inf,
-           "spillover error minus the null estimator's (SE = 0) on the same data sets"),
-    Metric("direct_error_vs_null", "min", -math.inf, math.inf,
-           "direct error minus the null estimator's (OLS on A, X, AX) on the same data sets"),
-    Metric("erf_error", "min", 0.0, math.inf,
-           "mean over the ERF_POINTS neighbour shares 0, 1/4, .., 1 of |ERF^(q) - ERF(q)| / sd(Y)"),
-    Metric("error", "min", 0.0, math.inf, "mean of the direct and spillover errors (the v0 headline)"),
+    Metric(
+        "spillover_error_vs_null",
+        "min",
+        -math.inf,
+        math.inf,
+        "spillover error minus the null estimator's (SE = 0) on the same data sets",
+    ),
+    Metric(
+        "direct_error_vs_null",
+        "min",
+        -math.inf,
+        math.inf,
+        "direct error minus the null estimator's (OLS on A, X, AX) on the same data sets",
+    ),
+    Metric(
+        "erf_error",
+        "min",
+        0.0,
+        math.inf,
+        "mean over the ERF_POINTS neighbour shares 0, 1/4, .., 1 of |ERF^(q) - ERF(q)| / sd(Y)",
+    ),
+    Metric(
+        "error", "min", 0.0, math.inf, "mean of the direct and spillover errors (the v0 headline)"
+    ),
 )
 ERF_POINTS = 5  # v1 scores the exposure-response curve at 5 shares of treated neighbours
 NULL_AGENT = "sc-ols"  # the null estimator: SE = 0, DE from OLS of Y on A, X, AX
 
 
-def _task(name: str, description: str, eval_episodes: int = 2, version: int = 1, **env_kwargs: Any) -> Task:
+def _task(
+    name: str, description: str, eval_episodes: int = 2, version: int = 1, **env_kwargs: Any
+) -> Task:
     return Task(
         id=f"spatial_causal/{name}",
         version=version,
@@ -82,14 +107,37 @@ _STRESS = {
     "nonlinear": "nonlinear confounding and exposure response",
 }
 
+
 def _all_tasks(version: int) -> list[Task]:
     return [
-        _task("grid-r1", "40 x 40 queen grid, GP confounder (length-scale 8), interference radius 1 "
-              "(the method card's simulator)", version=version),
-        _task("grid-r2", "40 x 40 queen grid, interference radius 2", version=version, variant="radius2"),
-        _task("rgg-r1", "random geometric graph, 1600 units, mean degree 6", version=version, graph="rgg"),
-        _task("holes-r1", "40 x 40 lattice with 4 holes removing 15% of cells", version=version, graph="holes"),
-        *[_task(f"stress-{v}", f"stress variant: {d}", version=version, variant=v) for v, d in _STRESS.items()],
+        _task(
+            "grid-r1",
+            "40 x 40 queen grid, GP confounder (length-scale 8), interference radius 1 "
+            "(the method card's simulator)",
+            version=version,
+        ),
+        _task(
+            "grid-r2",
+            "40 x 40 queen grid, interference radius 2",
+            version=version,
+            variant="radius2",
+        ),
+        _task(
+            "rgg-r1",
+            "random geometric graph, 1600 units, mean degree 6",
+            version=version,
+            graph="rgg",
+        ),
+        _task(
+            "holes-r1",
+            "40 x 40 lattice with 4 holes removing 15% of cells",
+            version=version,
+            graph="holes",
+        ),
+        *[
+            _task(f"stress-{v}", f"stress variant: {d}", version=version, variant=v)
+            for v, d in _STRESS.items()
+        ],
     ]
 
 
@@ -126,22 +174,35 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         agent.reset(s)
         action = agent.act(obs, info if reveal else public)
         if v1 and action.get("erf") is None:
-            raise ValueError(f"{task.key} scores the exposure-response curve: the action needs 'erf' with "
-                             f"{len(info['erf_levels'])} values (shares {info['erf_levels']})")
+            raise ValueError(
+                f"{task.key} scores the exposure-response curve: the action needs 'erf' with "
+                f"{len(info['erf_levels'])} values (shares {info['erf_levels']})"
+            )
         _, reward, terminated, _, step_info = env.step(action)
         assert terminated, "SpaCEInterference episodes last one step"
         ep: dict[str, Any] = {
             "seed": s,
             "reward": float(reward),
-            **{k: float(step_info[k]) for k in ("error", "direct_error", "spillover_error",
-                                                "direct_bias", "spillover_bias", "sd_y")},
+            **{
+                k: float(step_info[k])
+                for k in (
+                    "error",
+                    "direct_error",
+                    "spillover_error",
+                    "direct_bias",
+                    "spillover_bias",
+                    "sd_y",
+                )
+            },
             "erf_error": float(step_info["erf_error"]) if "erf_error" in step_info else None,
             "truth_direct": float(step_info["truth"]["direct"]),
             "truth_spillover": float(step_info["truth"]["spillover"]),
             "estimate_direct": float(np.asarray(action["direct"]).reshape(-1)[0]),
             "estimate_spillover": float(np.asarray(action["spillover"]).reshape(-1)[0]),
             **{k: float(v) for k, v in info.items() if k.startswith(("smoothness", "confounding"))},
-            "diagnostics": {k: float(v) for k, v in (getattr(agent, "diagnostics", None) or {}).items()},
+            "diagnostics": {
+                k: float(v) for k, v in (getattr(agent, "diagnostics", None) or {}).items()
+            },
         }
         if v1:
             ep.update(_null_and_diagnostics(obs, public, agent, confounder, s, step_info))
@@ -154,11 +215,19 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         extra["null_agent"] = NULL_AGENT
     if learn_stats:
         extra["learn"] = learn_stats
-    return TrialOutcome(metrics=metrics, scores=[ep[task.primary_metric] for ep in episodes], extra=extra)
+    return TrialOutcome(
+        metrics=metrics, scores=[ep[task.primary_metric] for ep in episodes], extra=extra
+    )
 
 
-def _null_and_diagnostics(obs: Any, public: dict[str, Any], agent: Any, confounder: np.ndarray,
-                          seed: int, step_info: dict[str, Any]) -> dict[str, Any]:
+def _null_and_diagnostics(
+    obs: Any,
+    public: dict[str, Any],
+    agent: Any,
+    confounder: np.ndarray,
+    seed: int,
+    step_info: dict[str, Any],
+) -> dict[str, Any]:
     """The null estimator's errors on the same data set, the paired differences, and R^2(U | .)."""
     from icml26.agents.spatial_causal.common import SpatialData
     from icml26.agents.spatial_causal.diagnostics import proxy_r2
@@ -205,7 +274,14 @@ SUITES: dict[str, list[SuiteEntry]] = {
     # sc-oracle (reference only) is deliberately absent from every suite.
     "smoke": [SuiteEntry("spatial_causal/grid-r1", dict(_RANKED_AGENTS), seeds=(0, 1))],
     # the reference patch deconfounder needs a lattice: every task but the random geometric graph
-    "full": [SuiteEntry(t.id, {**_RANKED_AGENTS, **({} if t.env_kwargs.get("graph") == "rgg"
-                                                   else {"spatial-deconfounder-ref": {}})})
-             for t in _all_tasks(1)],
+    "full": [
+        SuiteEntry(
+            t.id,
+            {
+                **_RANKED_AGENTS,
+                **({} if t.env_kwargs.get("graph") == "rgg" else {"spatial-deconfounder-ref": {}}),
+            },
+        )
+        for t in _all_tasks(1)
+    ],
 }

@@ -35,6 +35,8 @@ SUITES = {
         )
     ],
     "full": [
-        SuiteEntry("tutorial/point-reach", {"random": {}, "point-pd": {}, "sb3-ppo": {}, "sb3-sac": {}})
+        SuiteEntry(
+            "tutorial/point-reach", {"random": {}, "point-pd": {}, "sb3-ppo": {}, "sb3-sac": {}}
+        )
     ],
 }

@@ -25,15 +25,22 @@ from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 _RUN = "icml26.benchmarks.tasks.weather:run_trial"
 _ENV = "icml26/WeatherRollout-v0"
-_RANGES: dict[str, tuple[Literal["max", "min"], float, float]] = {"rmse": ("min", 0.0, math.inf), "acc": ("max", -1.0, 1.0), "sedi": ("max", -1.0, 1.0),
-           "csi": ("max", 0.0, 1.0), "ets": ("max", -1 / 3, 1.0)}
+_RANGES: dict[str, tuple[Literal["max", "min"], float, float]] = {
+    "rmse": ("min", 0.0, math.inf),
+    "acc": ("max", -1.0, 1.0),
+    "sedi": ("max", -1.0, 1.0),
+    "csi": ("max", 0.0, 1.0),
+    "ets": ("max", -1 / 3, 1.0),
+}
 
 
 def _metric(name: str) -> Metric:
     parts = name.split("_")
     score = parts[-3] if parts[-2].startswith("q") else parts[-2]
     direction, lo, hi = _RANGES[score]
-    return Metric(name, direction, lo, hi, f"{score} of {name.split('_' + score)[0]} at {parts[-1]}")
+    return Metric(
+        name, direction, lo, hi, f"{score} of {name.split('_' + score)[0]} at {parts[-1]}"
+    )
 
 
 def _parse(name: str) -> tuple[str, str, float | None, int]:
@@ -44,59 +51,114 @@ def _parse(name: str) -> tuple[str, str, float | None, int]:
     return "_".join(parts[:-2]), parts[-2], None, days
 
 
-def _task(id: str, env_kwargs: dict[str, Any], headline: tuple[str, ...], eval_episodes: int,
-          budget: Budget, description: str, seeds: tuple[int, ...] = (0, 1, 2, 3, 4)) -> Task:
-    metrics = (Metric("return", "max", -math.inf, 0.0, "mean episode return: minus the sum over "
-                      "leads of the variance-normalized latitude-weighted MSE"),
-               *(_metric(h) for h in headline))
-    return Task(id=id, version=0, family="weather", env_id=_ENV, run_trial=_RUN, metrics=metrics,
-                primary_metric="return", env_kwargs=env_kwargs, budget=budget, seeds=seeds,
-                eval_episodes=eval_episodes, description=description, tolerance=0.1)
+def _task(
+    id: str,
+    env_kwargs: dict[str, Any],
+    headline: tuple[str, ...],
+    eval_episodes: int,
+    budget: Budget,
+    description: str,
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4),
+) -> Task:
+    metrics = (
+        Metric(
+            "return",
+            "max",
+            -math.inf,
+            0.0,
+            "mean episode return: minus the sum over "
+            "leads of the variance-normalized latitude-weighted MSE",
+        ),
+        *(_metric(h) for h in headline),
+    )
+    return Task(
+        id=id,
+        version=0,
+        family="weather",
+        env_id=_ENV,
+        run_trial=_RUN,
+        metrics=metrics,
+        primary_metric="return",
+        env_kwargs=env_kwargs,
+        budget=budget,
+        seeds=seeds,
+        eval_episodes=eval_episodes,
+        description=description,
+        tolerance=0.1,
+    )
 
 
-SPHERE_HEADLINE = ("z500_rmse_3d", "z500_rmse_5d", "z500_acc_5d", "t850_rmse_5d", "t850_acc_5d",
-                   "t2m_rmse_5d", "u10_rmse_5d", "t2m_sedi_q95_3d", "t2m_csi_q95_3d")
+SPHERE_HEADLINE = (
+    "z500_rmse_3d",
+    "z500_rmse_5d",
+    "z500_acc_5d",
+    "t850_rmse_5d",
+    "t850_acc_5d",
+    "t2m_rmse_5d",
+    "u10_rmse_5d",
+    "t2m_sedi_q95_3d",
+    "t2m_csi_q95_3d",
+)
 
 SPHERE = _task(
-    "weather/sphere-10day", {}, SPHERE_HEADLINE, eval_episodes=60,
+    "weather/sphere-10day",
+    {},
+    SPHERE_HEADLINE,
+    eval_episodes=60,
     budget=Budget(updates=2000),
     description="Synthetic sphere (5.625 deg; z500 t850 t2m u10 v10), train 2000-2002, test 2003: "
-                "40 six-hour steps from 60 initializations; at most 2000 gradient updates.",
+    "40 six-hour steps from 60 initializations; at most 2000 gradient updates.",
 )
 SPHERE_QUICK = _task(
     "weather/sphere-quick",
-    {"train_period": ("2000-01-01", "2000-12-31T18"), "test_period": ("2001-01-01", "2001-02-28T18")},
-    SPHERE_HEADLINE, eval_episodes=6, budget=Budget(updates=120),
+    {
+        "train_period": ("2000-01-01", "2000-12-31T18"),
+        "test_period": ("2001-01-01", "2001-02-28T18"),
+    },
+    SPHERE_HEADLINE,
+    eval_episodes=6,
+    budget=Budget(updates=120),
     description="Smoke version of sphere-10day: one training year, six initializations in "
-                "Jan-Feb 2001, at most 120 gradient updates.",
+    "Jan-Feb 2001, at most 120 gradient updates.",
     seeds=(0, 1),
 )
 LORENZ96 = _task(
     "weather/lorenz96-10day",
-    {"source": "lorenz96", "train_period": ("2000-01-01", "2001-12-31T18"),
-     "test_period": ("2002-01-01", "2002-12-31T18")},
+    {
+        "source": "lorenz96",
+        "train_period": ("2000-01-01", "2001-12-31T18"),
+        "test_period": ("2002-01-01", "2002-12-31T18"),
+    },
     ("lorenz96_x_rmse_1d", "lorenz96_x_rmse_3d", "lorenz96_x_rmse_5d", "lorenz96_x_acc_3d"),
-    eval_episodes=60, budget=Budget(updates=2000),
+    eval_episodes=60,
+    budget=Budget(updates=2000),
     description="Lorenz-96 (K=40, F=8; 0.05 time units = 6 h): 40-step rollouts, two training years.",
 )
 QG = _task(
     "weather/qg-10day",
     {"source": "qg"},
     ("z250_rmse_3d", "z250_rmse_5d", "z250_acc_5d", "u250_rmse_3d", "z750_rmse_5d"),
-    eval_episodes=60, budget=Budget(updates=2000),
+    eval_episodes=60,
+    budget=Budget(updates=2000),
     description="Two-layer QG turbulence (upper/lower layer z, u, v): 40-step rollouts, train "
-                "2000-2002, test 2003.",
+    "2000-2002, test 2003.",
 )
 
 TASKS = [SPHERE, SPHERE_QUICK, LORENZ96, QG]
 
-_BASELINES: dict[str, dict[str, Any]] = {"weather-persistence": {}, "weather-climatology": {}, "weather-damped-persistence": {},
-              "weather-ridge": {}}
+_BASELINES: dict[str, dict[str, Any]] = {
+    "weather-persistence": {},
+    "weather-climatology": {},
+    "weather-damped-persistence": {},
+    "weather-ridge": {},
+}
 SUITES = {
     "smoke": [
-        SuiteEntry("weather/sphere-quick",
-                   {**_BASELINES, "emformer": {"updates": 80, "finetune_updates": 10, "progress": False}},
-                   seeds=(0, 1)),
+        SuiteEntry(
+            "weather/sphere-quick",
+            {**_BASELINES, "emformer": {"updates": 80, "finetune_updates": 10, "progress": False}},
+            seeds=(0, 1),
+        ),
     ],
     "full": [
         SuiteEntry("weather/sphere-10day", {**_BASELINES, "weather-resnet": {}, "emformer": {}}),
@@ -127,8 +189,12 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         returns.append(ep.total_reward)
     env.close()
 
-    quantiles = sorted({q for m in task.metrics if m.name != "return" and (q := _parse(m.name)[2]) is not None}) or [0.95]
-    scorer = ForecastScorer(u.channels, u.latitude, lead, u.climatology(), u.event_thresholds(quantiles))
+    quantiles = sorted(
+        {q for m in task.metrics if m.name != "return" and (q := _parse(m.name)[2]) is not None}
+    ) or [0.95]
+    scorer = ForecastScorer(
+        u.channels, u.latitude, lead, u.climatology(), u.event_thresholds(quantiles)
+    )
     valid = inits[:, None] + np.timedelta64(6, "h") * np.arange(1, lead + 1)[None, :]
     scorer.update(forecasts, truths, valid)
     res = scorer.result()
@@ -139,7 +205,10 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         if m.name == "return":
             continue
         channel, score, q, days = _parse(m.name)
-        sel: dict[str, Any] = {"channel": channel, "prediction_timedelta": np.timedelta64(days * 24, "h")}
+        sel: dict[str, Any] = {
+            "channel": channel,
+            "prediction_timedelta": np.timedelta64(days * 24, "h"),
+        }
         if q is not None:
             sel["quantile"] = q
         value = float(res[score].sel(sel))
@@ -147,8 +216,11 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
             undefined.append(m.name)
             value = 0.0
         metrics[m.name] = value
-    curves = {s: {c: [round(float(v), 6) for v in res[s].sel(channel=c).values] for c in u.channels}
-              for s in ("rmse", "acc") if s in res}
+    curves = {
+        s: {c: [round(float(v), 6) for v in res[s].sel(channel=c).values] for c in u.channels}
+        for s in ("rmse", "acc")
+        if s in res
+    }
     extra: dict[str, Any] = {"curves": curves, "init_times": [str(t) for t in inits]}
     if undefined:
         extra["undefined_reported_as_0"] = undefined

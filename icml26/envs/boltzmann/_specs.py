@@ -8,8 +8,13 @@ _ENTRY = "icml26.envs.boltzmann.env:BoltzmannEnv"
 _CHEAP = {"dataset_size": 64, "energy_budget": 256, "batch_size": 8}
 
 
-def _spec(name: str, target: str, doc: str, test_extra: dict[str, Any] | None = None,
-          kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+def _spec(
+    name: str,
+    target: str,
+    doc: str,
+    test_extra: dict[str, Any] | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return {
         "id": f"icml26/Boltzmann{name}-v0",
         "entry_point": _ENTRY,
@@ -20,15 +25,32 @@ def _spec(name: str, target: str, doc: str, test_extra: dict[str, Any] | None = 
 
 
 ENV_SPECS: list[dict[str, Any]] = [
-    _spec("GMM40", "gmm40", "Boltzmann sampling (LDR): 40-mode Gaussian mixture in 2-D, log Z = 0."),
-    _spec("ManyWell32", "many_well32", "Boltzmann sampling (LDR): Many-Well-32, 2^16 modes, log Z known."),
+    _spec(
+        "GMM40", "gmm40", "Boltzmann sampling (LDR): 40-mode Gaussian mixture in 2-D, log Z = 0."
+    ),
+    _spec(
+        "ManyWell32",
+        "many_well32",
+        "Boltzmann sampling (LDR): Many-Well-32, 2^16 modes, log Z known.",
+    ),
     _spec("Funnel10", "funnel10", "Boltzmann sampling (LDR): Neal's funnel in 10-D, log Z = 0."),
-    _spec("DW4", "dw4", "Boltzmann sampling (LDR): 4 particles, double-well pair potential (MALA data).",
-          {"target_kwargs": {"data_preset": "tiny"}}),
-    _spec("LJ13", "lj13", "Boltzmann sampling (LDR): 13 Lennard-Jones particles in a trap (MALA data).",
-          {"target_kwargs": {"data_preset": "tiny"}}),
-    _spec("AlanineDipeptide", "aldp",
-          "Boltzmann sampling (LDR): alanine dipeptide, Amber via OpenMM, 300 K, MD data.",
-          {"target_kwargs": {"backend": "openmm", "data_preset": "tiny"}},
-          kwargs={"target_kwargs": {"backend": "openmm"}, "batch_size": 256}),
+    _spec(
+        "DW4",
+        "dw4",
+        "Boltzmann sampling (LDR): 4 particles, double-well pair potential (MALA data).",
+        {"target_kwargs": {"data_preset": "tiny"}},
+    ),
+    _spec(
+        "LJ13",
+        "lj13",
+        "Boltzmann sampling (LDR): 13 Lennard-Jones particles in a trap (MALA data).",
+        {"target_kwargs": {"data_preset": "tiny"}},
+    ),
+    _spec(
+        "AlanineDipeptide",
+        "aldp",
+        "Boltzmann sampling (LDR): alanine dipeptide, Amber via OpenMM, 300 K, MD data.",
+        {"target_kwargs": {"backend": "openmm", "data_preset": "tiny"}},
+        kwargs={"target_kwargs": {"backend": "openmm"}, "batch_size": 256},
+    ),
 ]

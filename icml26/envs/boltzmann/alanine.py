@@ -48,6 +48,7 @@ __all__ = [
     "SOLVENTS",
 ]
 
+
 # ----------------------------------------------------------------------------- torch force field
 class AmberTorchEnergy:
     """The vacuum Amber energy (kJ/mol) of configurations ``(..., 66)`` in nm, in torch.
@@ -59,7 +60,7 @@ class AmberTorchEnergy:
     Computed in float64.
     """
 
-    def __init__(self, system: Any | None = None) -> None:
+    def __init__(self, system: Any | None = None) -> None:  # noqa: C901
         import openmm
 
         if system is None:
@@ -130,7 +131,9 @@ class AmberTorchEnergy:
         planes = (c[..., 0], c[..., 1], c[..., 2])
 
         def vec(i: Tensor, j: Tensor) -> tuple[Tensor, Tensor, Tensor]:  # x_i - x_j
-            return tuple(torch.index_select(p, -1, i) - torch.index_select(p, -1, j) for p in planes)  # type: ignore[return-value]
+            return tuple(
+                torch.index_select(p, -1, i) - torch.index_select(p, -1, j) for p in planes
+            )  # type: ignore[return-value]
 
         def dot(a: tuple[Tensor, ...], b: tuple[Tensor, ...]) -> Tensor:
             return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
@@ -160,7 +163,9 @@ class AmberTorchEnergy:
         d = vec(p[:, 0], p[:, 1])
         r2 = dot(d, d)
         sr6 = (self.pair_sig**2 / r2) ** 3
-        e = e + (4 * self.pair_eps * (sr6 * sr6 - sr6) + ONE_4PI_EPS0 * self.pair_qq * torch.rsqrt(r2)).sum(-1)
+        e = e + (
+            4 * self.pair_eps * (sr6 * sr6 - sr6) + ONE_4PI_EPS0 * self.pair_qq * torch.rsqrt(r2)
+        ).sum(-1)
         return e
 
 
@@ -191,16 +196,24 @@ class AlanineDipeptide(Target):
         bias_temperature: float = 600.0,
     ) -> None:
         if solvent not in SOLVENTS:
-            raise ValueError(f"alanine dipeptide: solvent must be one of {SOLVENTS}, got {solvent!r}")
+            raise ValueError(
+                f"alanine dipeptide: solvent must be one of {SOLVENTS}, got {solvent!r}"
+            )
         backend = backend or ("torch" if solvent == "vacuum" else "openmm")
         if backend not in ("torch", "openmm"):
-            raise ValueError(f"alanine dipeptide: backend must be 'torch' or 'openmm', got {backend!r}")
+            raise ValueError(
+                f"alanine dipeptide: backend must be 'torch' or 'openmm', got {backend!r}"
+            )
         if backend == "torch" and solvent != "vacuum":
-            raise ValueError("alanine dipeptide: the torch force field covers vacuum only; use backend='openmm'")
+            raise ValueError(
+                "alanine dipeptide: the torch force field covers vacuum only; use backend='openmm'"
+            )
         from icml26.envs.boltzmann.md import PRESETS
 
         if data_preset not in PRESETS:
-            raise ValueError(f"alanine dipeptide: data_preset must be one of {sorted(PRESETS)}, got {data_preset!r}")
+            raise ValueError(
+                f"alanine dipeptide: data_preset must be one of {sorted(PRESETS)}, got {data_preset!r}"
+            )
         self.solvent, self.temperature, self.backend = solvent, float(temperature), backend
         self.data_preset, self.bias_temperature = data_preset, float(bias_temperature)
         self.name = "aldp" if solvent == "vacuum" else "aldp_implicit"
@@ -219,7 +232,9 @@ class AlanineDipeptide(Target):
 
     def energy(self, x: Tensor) -> Tensor:
         if self.backend == "torch":
-            return (self.torch_ff(x) / self.kt).to(x.dtype if x.is_floating_point() else torch.float64)
+            return (self.torch_ff(x) / self.kt).to(
+                x.dtype if x.is_floating_point() else torch.float64
+            )
         e, _ = self.openmm(x.detach().reshape(-1, self.dim).cpu().numpy())
         return torch.from_numpy(e / self.kt).reshape(x.shape[:-1]).to(x.dtype)
 

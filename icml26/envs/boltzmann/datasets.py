@@ -60,16 +60,20 @@ def cached_arrays(
     kind: str, params: Mapping[str, Any], make: Callable[[], dict[str, np.ndarray]]
 ) -> dict[str, np.ndarray]:
     """Load the arrays cached for ``(kind, params)`` or make, save (atomically) and return them."""
-    path = cache_path(kind, params)
-    if path.exists():
+    from icml26._paths import cached
+
+    meta = np.array(json.dumps(dict(params), sort_keys=True, default=str))
+
+    def load(path: Path) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as f:
             return {k: f[k] for k in f.files if k != "params"}
-    from icml26._paths import atomic_write
 
-    arrays = make()
-    meta = np.array(json.dumps(dict(params), sort_keys=True, default=str))
-    atomic_write(path, lambda tmp: np.savez(tmp, params=meta, **arrays))
-    return arrays
+    return cached(
+        cache_path(kind, params),
+        make,
+        load,
+        lambda arrays, tmp: np.savez(tmp, params=meta, **arrays),
+    )
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:

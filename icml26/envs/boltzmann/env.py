@@ -108,15 +108,22 @@ class BoltzmannEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None:
-            raise ValueError(f"Boltzmann: no render modes are supported (metadata['render_modes'] is "
-                             f"empty), got render_mode={render_mode!r}")
+            raise ValueError(
+                f"Boltzmann: no render modes are supported (metadata['render_modes'] is "
+                f"empty), got render_mode={render_mode!r}"
+            )
         self.render_mode = render_mode
         self._target: Target = make_target(target, **dict(target_kwargs or {}))
         self.name = f"Boltzmann[{self._target.name}]"
         if data not in (*DATA_KINDS, "none"):
-            raise ValueError(f"{self.name}: data must be one of {(*DATA_KINDS, 'none')}, got {data!r}")
-        for key, value, low in (("dataset_size", dataset_size, 0), ("energy_budget", energy_budget, 0),
-                                ("batch_size", batch_size, 1)):
+            raise ValueError(
+                f"{self.name}: data must be one of {(*DATA_KINDS, 'none')}, got {data!r}"
+            )
+        for key, value, low in (
+            ("dataset_size", dataset_size, 0),
+            ("energy_budget", energy_budget, 0),
+            ("batch_size", batch_size, 1),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{self.name}: {key} must be an integer >= {low}, got {value!r}")
         if data == "none":
@@ -125,13 +132,19 @@ class BoltzmannEnv(gym.Env):
         self.energy_budget, self.batch_size = int(energy_budget), int(batch_size)
         self.return_forces = bool(return_forces)
         d = self._target.dim
-        self.action_space = spaces.Box(-np.inf, np.inf, shape=(self.batch_size, d), dtype=np.float32)
-        self.observation_space = spaces.Dict({
-            "energies": spaces.Box(-np.inf, np.inf, shape=(self.batch_size,), dtype=np.float64),
-            "valid": spaces.MultiBinary(self.batch_size),
-            # upper bound at least 1 so a data-only env (budget 0) has a non-degenerate box
-            "evaluations_left": spaces.Box(0, max(self.energy_budget, 1), shape=(1,), dtype=np.int64),
-        })
+        self.action_space = spaces.Box(
+            -np.inf, np.inf, shape=(self.batch_size, d), dtype=np.float32
+        )
+        self.observation_space = spaces.Dict(
+            {
+                "energies": spaces.Box(-np.inf, np.inf, shape=(self.batch_size,), dtype=np.float64),
+                "valid": spaces.MultiBinary(self.batch_size),
+                # upper bound at least 1 so a data-only env (budget 0) has a non-degenerate box
+                "evaluations_left": spaces.Box(
+                    0, max(self.energy_budget, 1), shape=(1,), dtype=np.int64
+                ),
+            }
+        )
         self._left = 0
         self.episode_evaluations = 0
         self.total_evaluations = 0  # over the env's lifetime (every episode)
@@ -212,8 +225,11 @@ class BoltzmannEnv(gym.Env):
         valid = np.zeros(self.batch_size, dtype=np.int8)
         energies[: u.size] = u
         valid[: u.size] = 1
-        return {"energies": energies, "valid": valid,
-                "evaluations_left": np.array([self._left], dtype=np.int64)}
+        return {
+            "energies": energies,
+            "valid": valid,
+            "evaluations_left": np.array([self._left], dtype=np.int64),
+        }
 
     def _check_action(self, action: Any) -> np.ndarray:
         expected = f"a batch of configurations of shape (n, {self._target.dim}) with 1 <= n <= {self.batch_size} (action space {self.action_space})"
@@ -222,7 +238,9 @@ class BoltzmannEnv(gym.Env):
         try:
             x = np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{self.name}: expected {expected}, got {type(action).__name__}") from None
+            raise TypeError(
+                f"{self.name}: expected {expected}, got {type(action).__name__}"
+            ) from None
         if x.ndim != 2 or x.shape[1] != self._target.dim or not 1 <= x.shape[0] <= self.batch_size:
             raise ValueError(f"{self.name}: expected {expected}, got shape {x.shape}")
         if not np.all(np.isfinite(x)):
@@ -232,7 +250,9 @@ class BoltzmannEnv(gym.Env):
                 "(nothing was evaluated or charged)"
             )
         if self._left <= 0:
-            raise ValueError(f"{self.name}: the energy budget of {self.energy_budget} is spent; call reset()")
+            raise ValueError(
+                f"{self.name}: the energy budget of {self.energy_budget} is spent; call reset()"
+            )
         if x.shape[0] > self._left:
             raise ValueError(
                 f"{self.name}: a batch of {x.shape[0]} configurations exceeds the {self._left} "

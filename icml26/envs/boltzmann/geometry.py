@@ -20,7 +20,13 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    "distance", "angle", "dihedral", "ZMatrix", "ALANINE_ZMATRIX", "PHI_ATOMS", "PSI_ATOMS",
+    "distance",
+    "angle",
+    "dihedral",
+    "ZMatrix",
+    "ALANINE_ZMATRIX",
+    "PHI_ATOMS",
+    "PSI_ATOMS",
     "ramachandran",
 ]
 
@@ -87,11 +93,20 @@ class ZMatrix:
         a0, a1, a2 = self.reference
         i, j, k, m = (torch.tensor([r[c] for r in self.rows], dtype=torch.long) for c in range(4))
         bonds = torch.cat(
-            [distance(x[..., [a1], :], x[..., [a0], :]), distance(x[..., [a2], :], x[..., [a1], :]),
-             distance(x[..., i, :], x[..., j, :])], dim=-1)
+            [
+                distance(x[..., [a1], :], x[..., [a0], :]),
+                distance(x[..., [a2], :], x[..., [a1], :]),
+                distance(x[..., i, :], x[..., j, :]),
+            ],
+            dim=-1,
+        )
         angles = torch.cat(
-            [angle(x[..., [a2], :], x[..., [a1], :], x[..., [a0], :]),
-             angle(x[..., i, :], x[..., j, :], x[..., k, :])], dim=-1)
+            [
+                angle(x[..., [a2], :], x[..., [a1], :], x[..., [a0], :]),
+                angle(x[..., i, :], x[..., j, :], x[..., k, :]),
+            ],
+            dim=-1,
+        )
         torsions = dihedral(x[..., i, :], x[..., j, :], x[..., k, :], x[..., m, :])
         return bonds, angles, torsions
 
@@ -107,7 +122,9 @@ class ZMatrix:
         r2, t2 = bonds[..., 1], angles[..., 0]
         pos[a2] = pos[a1] + torch.stack([r2 * torch.sin(t2), zero, -r2 * torch.cos(t2)], -1)
         for n, (i, j, k, m) in enumerate(self.rows):
-            pos[i] = _place(pos[m], pos[k], pos[j], bonds[..., n + 2], angles[..., n + 1], torsions[..., n])  # type: ignore[arg-type]
+            pos[i] = _place(
+                pos[m], pos[k], pos[j], bonds[..., n + 2], angles[..., n + 1], torsions[..., n]
+            )  # type: ignore[arg-type]
         return torch.stack(pos, -2).reshape(*batch, 3 * self.n_atoms)  # type: ignore[arg-type]
 
     @staticmethod
@@ -141,10 +158,25 @@ PSI_ATOMS = (6, 8, 14, 16)  # N-CA-C-N(NME)
 ALANINE_ZMATRIX = ZMatrix(
     reference=(6, 8, 14),
     rows=[
-        (10, 8, 14, 6), (9, 8, 14, 6), (4, 6, 8, 14), (16, 14, 8, 6), (7, 6, 8, 4),
-        (1, 4, 6, 8), (5, 4, 6, 8), (0, 1, 4, 6), (2, 1, 4, 0), (3, 1, 4, 0),
-        (11, 10, 8, 6), (12, 10, 8, 11), (13, 10, 8, 11), (15, 14, 8, 16), (17, 16, 14, 15),
-        (18, 16, 14, 8), (19, 18, 16, 14), (20, 18, 16, 19), (21, 18, 16, 19),
+        (10, 8, 14, 6),
+        (9, 8, 14, 6),
+        (4, 6, 8, 14),
+        (16, 14, 8, 6),
+        (7, 6, 8, 4),
+        (1, 4, 6, 8),
+        (5, 4, 6, 8),
+        (0, 1, 4, 6),
+        (2, 1, 4, 0),
+        (3, 1, 4, 0),
+        (11, 10, 8, 6),
+        (12, 10, 8, 11),
+        (13, 10, 8, 11),
+        (15, 14, 8, 16),
+        (17, 16, 14, 15),
+        (18, 16, 14, 8),
+        (19, 18, 16, 14),
+        (20, 18, 16, 19),
+        (21, 18, 16, 19),
     ],
 )
 
@@ -155,4 +187,3 @@ def ramachandran(x: Tensor) -> tuple[Tensor, Tensor]:
     phi = dihedral(*(x[..., a, :] for a in PHI_ATOMS))
     psi = dihedral(*(x[..., a, :] for a in PSI_ATOMS))
     return phi, psi
-

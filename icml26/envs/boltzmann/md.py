@@ -45,12 +45,20 @@ class MDPreset:
 
 PRESETS: dict[str, MDPreset] = {
     # 6 replicas (ratio 1.217): ~20-40% exchange acceptance for 66 degrees of freedom.
-    "full": MDPreset(ladder=(365.0, 444.0, 540.0, 657.0, 800.0),
-                     frames=(("train", 30_000), ("test", 10_000)),
-                     biased_frames=(("train", 30_000), ("test", 5_000)),
-                     stride=100, burn_in_frames=1000),
-    "tiny": MDPreset(ladder=(450.0,), frames=(("train", 256), ("test", 128)),
-                     biased_frames=(("train", 256), ("test", 64)), stride=10, burn_in_frames=20),
+    "full": MDPreset(
+        ladder=(365.0, 444.0, 540.0, 657.0, 800.0),
+        frames=(("train", 30_000), ("test", 10_000)),
+        biased_frames=(("train", 30_000), ("test", 5_000)),
+        stride=100,
+        burn_in_frames=1000,
+    ),
+    "tiny": MDPreset(
+        ladder=(450.0,),
+        frames=(("train", 256), ("test", 128)),
+        biased_frames=(("train", 256), ("test", 64)),
+        stride=10,
+        burn_in_frames=20,
+    ),
 }
 
 
@@ -86,8 +94,9 @@ def run_langevin(
     rng = np.random.default_rng(derive_seed(seed, "exchange"))
     contexts, integrators = [], []
     for k, t in enumerate(temperatures):
-        integ = openmm.LangevinMiddleIntegrator(t * unit.kelvin, friction_per_ps / unit.picosecond,
-                                                timestep_fs * unit.femtosecond)
+        integ = openmm.LangevinMiddleIntegrator(
+            t * unit.kelvin, friction_per_ps / unit.picosecond, timestep_fs * unit.femtosecond
+        )
         integ.setRandomNumberSeed(int(derive_seed(seed, "integrator", k) % 2**31))
         ctx = make_context(system, integ, default_platform(solvent))
         ctx.setPositions(pos0)
@@ -95,7 +104,9 @@ def run_langevin(
             openmm.LocalEnergyMinimizer.minimize(ctx)
             pos0 = ctx.getState(getPositions=True).getPositions(asNumpy=True)
             ctx.setPositions(pos0)
-        ctx.setVelocitiesToTemperature(t * unit.kelvin, int(derive_seed(seed, "velocities", k) % 2**31))
+        ctx.setVelocitiesToTemperature(
+            t * unit.kelvin, int(derive_seed(seed, "velocities", k) % 2**31)
+        )
         contexts.append(ctx)
         integrators.append(integ)
     beta = 1.0 / (KB_KJ_PER_MOL_K * np.asarray(temperatures))
@@ -103,13 +114,18 @@ def run_langevin(
     tried, accepted = np.zeros(max(n_pairs, 1)), np.zeros(max(n_pairs, 1))
     frames = np.empty((n_frames, 66))
     total = burn_in_frames + n_frames
-    bar = progress_bar(total, f"MD {solvent} {temperatures[0]:g} K"
-                       + (f" + {n_pairs} replicas" if n_pairs else ""), progress)
+    bar = progress_bar(
+        total,
+        f"MD {solvent} {temperatures[0]:g} K" + (f" + {n_pairs} replicas" if n_pairs else ""),
+        progress,
+    )
     for f in range(total):
         for integ in integrators:
             integ.step(stride)
         if n_pairs:
-            states = [c.getState(getPositions=True, getVelocities=True, getEnergy=True) for c in contexts]
+            states = [
+                c.getState(getPositions=True, getVelocities=True, getEnergy=True) for c in contexts
+            ]
             pos = [s.getPositions(asNumpy=True)._value for s in states]
             vel = [s.getVelocities(asNumpy=True)._value for s in states]
             energy = np.array([s.getPotentialEnergy()._value for s in states])
@@ -140,28 +156,56 @@ def run_langevin(
     return frames, {"exchange_acceptance": acceptance}
 
 
-def alanine_pool(target: AlanineDipeptide, kind: str, split: str, progress: bool = True) -> BoltzmannDataset:
+def alanine_pool(
+    target: AlanineDipeptide, kind: str, split: str, progress: bool = True
+) -> BoltzmannDataset:
     """The cached MD pool ``kind`` / ``split`` of ``target`` (generated on first use)."""
     preset = PRESETS[target.data_preset]
     frames = dict(preset.frames if kind == "unbiased" else preset.biased_frames)
     if split not in frames:
         raise ValueError(f"{target.name}: no {kind}/{split} pool in preset {target.data_preset!r}")
-    temps = ((target.temperature, *preset.ladder) if kind == "unbiased" else (target.bias_temperature,))
-    params = {"solvent": target.solvent, "kind": kind, "split": split, "temperatures": temps,
-              "label_temperature": target.temperature, "frames": frames[split],
-              **{k: v for k, v in asdict(preset).items() if k not in ("ladder", "frames", "biased_frames")},
-              "version": 1}
+    temps = (
+        (target.temperature, *preset.ladder) if kind == "unbiased" else (target.bias_temperature,)
+    )
+    params = {
+        "solvent": target.solvent,
+        "kind": kind,
+        "split": split,
+        "temperatures": temps,
+        "label_temperature": target.temperature,
+        "frames": frames[split],
+        **{
+            k: v
+            for k, v in asdict(preset).items()
+            if k not in ("ladder", "frames", "biased_frames")
+        },
+        "version": 1,
+    }
     seed = derive_seed(0, "aldp", target.solvent, kind, split)
 
     def make() -> dict[str, np.ndarray]:
-        x, diag = run_langevin(target.solvent, temps, frames[split], preset.stride, preset.burn_in_frames,
-                               seed, preset.timestep_fs, preset.friction_per_ps, progress)
+        x, diag = run_langevin(
+            target.solvent,
+            temps,
+            frames[split],
+            preset.stride,
+            preset.burn_in_frames,
+            seed,
+            preset.timestep_fs,
+            preset.friction_per_ps,
+            progress,
+        )
         x32 = x.astype(np.float32)
         from icml26.envs.boltzmann.openmm_energy import OpenMMEnergy
 
-        e, _ = OpenMMEnergy(target.solvent)(x32.astype(np.float64))  # labels of the stored coordinates
-        return {"x": x32, "energy": e / target.kt,
-                "exchange_acceptance": np.asarray(diag["exchange_acceptance"], dtype=np.float64)}
+        e, _ = OpenMMEnergy(target.solvent)(
+            x32.astype(np.float64)
+        )  # labels of the stored coordinates
+        return {
+            "x": x32,
+            "energy": e / target.kt,
+            "exchange_acceptance": np.asarray(diag["exchange_acceptance"], dtype=np.float64),
+        }
 
     arrays = cached_arrays("md", params, make)
     meta = {**params, "exchange_acceptance": arrays["exchange_acceptance"].tolist()}

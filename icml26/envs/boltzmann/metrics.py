@@ -83,7 +83,9 @@ def log_z_estimate(log_w: np.ndarray) -> float:
     return log_mean_exp(_clean(log_w))
 
 
-def energy_wasserstein(u_model: np.ndarray, u_ref: np.ndarray, cap_kt: float = 100.0) -> dict[str, float]:
+def energy_wasserstein(
+    u_model: np.ndarray, u_ref: np.ndarray, cap_kt: float = 100.0
+) -> dict[str, float]:
     """W1 and W2 between two 1-D energy samples (quantile coupling on a common grid).
 
     Sampler energies above the reference's 99.9% quantile + ``cap_kt`` (and inf/NaN) are
@@ -98,8 +100,11 @@ def energy_wasserstein(u_model: np.ndarray, u_ref: np.ndarray, cap_kt: float = 1
     q = (np.arange(m) + 0.5) / m
     qa, qb = np.quantile(a, q), np.quantile(b, q)
     d = np.abs(qa - qb)
-    return {"energy_w1": float(d.mean()), "energy_w2": float(np.sqrt((d**2).mean())),
-            "energy_clip_fraction": float(clipped.mean())}
+    return {
+        "energy_w1": float(d.mean()),
+        "energy_w2": float(np.sqrt((d**2).mean())),
+        "energy_clip_fraction": float(clipped.mean()),
+    }
 
 
 def modes_covered(x: np.ndarray, means: np.ndarray, min_share: float = 0.1) -> int:
@@ -111,21 +116,32 @@ def modes_covered(x: np.ndarray, means: np.ndarray, min_share: float = 0.1) -> i
     return int(np.sum(counts >= min_share * len(x) / len(means)))
 
 
-def ramachandran_kl(phi_psi_ref: tuple[np.ndarray, np.ndarray], phi_psi_model: tuple[np.ndarray, np.ndarray],
-                    bins: int = 100, eps: float = 1e-10) -> float:
+def ramachandran_kl(
+    phi_psi_ref: tuple[np.ndarray, np.ndarray],
+    phi_psi_model: tuple[np.ndarray, np.ndarray],
+    bins: int = 100,
+    eps: float = 1e-10,
+) -> float:
     """Forward KL(reference || sampler) between (phi, psi) histograms on [0, 2 pi)^2."""
     edges = np.linspace(0, 2 * np.pi, bins + 1)
 
     def hist(phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
-        h, _, _ = np.histogram2d(np.mod(phi, 2 * np.pi), np.mod(psi, 2 * np.pi), bins=[edges, edges])
+        h, _, _ = np.histogram2d(
+            np.mod(phi, 2 * np.pi), np.mod(psi, 2 * np.pi), bins=[edges, edges]
+        )
         return h / max(h.sum(), 1.0) + eps
 
     p, q = hist(*phi_psi_ref), hist(*phi_psi_model)
     return float(np.sum(p * np.log(p / q)))
 
 
-def ramachandran_kl_floor(phi_psi_ref: tuple[np.ndarray, np.ndarray], n_model: int, bins: int = 100,
-                          eps: float = 1e-10, seed: int = 0) -> float:
+def ramachandran_kl_floor(
+    phi_psi_ref: tuple[np.ndarray, np.ndarray],
+    n_model: int,
+    bins: int = 100,
+    eps: float = 1e-10,
+    seed: int = 0,
+) -> float:
     """The noise floor of :func:`ramachandran_kl`: the same KL between two disjoint random parts of
     the reference sample, the second of the sampler's size ``n_model`` (halves when the reference
     is not larger than that). A sampler's KL is only informative where it clearly exceeds this:
@@ -133,16 +149,20 @@ def ramachandran_kl_floor(phi_psi_ref: tuple[np.ndarray, np.ndarray], n_model: i
     phi, psi = (np.asarray(a) for a in phi_psi_ref)
     n = phi.size
     if n < 4:
-        raise ValueError(f"ramachandran_kl_floor: need at least 4 reference configurations, got {n}")
+        raise ValueError(
+            f"ramachandran_kl_floor: need at least 4 reference configurations, got {n}"
+        )
     perm = np.random.default_rng(seed).permutation(n)
     m = int(n_model) if 0 < n_model < n - 1 else n // 2
-    a, b = perm[: n - m], perm[n - m:]
+    a, b = perm[: n - m], perm[n - m :]
     return ramachandran_kl((phi[a], psi[a]), (phi[b], psi[b]), bins=bins, eps=eps)
 
 
 def batched_energy(target: Target, x: np.ndarray | torch.Tensor, chunk: int = 4096) -> np.ndarray:
     """Reduced energies of many configurations, in chunks, without gradients (float64)."""
-    xt = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x.detach()).to(torch.float64)
+    xt = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x.detach()).to(
+        torch.float64
+    )
     out = []
     with torch.no_grad():
         for i in range(0, xt.shape[0], chunk):

@@ -14,11 +14,19 @@ import numpy as np
 from icml26._entry_points import require
 
 __all__ = [
-    "KB_KJ_PER_MOL_K", "SOLVENTS", "N_ATOMS", "alanine_files", "build_system", "default_platform",
-    "make_context", "OpenMMEnergy",
+    "KB_KJ_PER_MOL_K",
+    "SOLVENTS",
+    "N_ATOMS",
+    "alanine_files",
+    "build_system",
+    "default_platform",
+    "make_context",
+    "OpenMMEnergy",
 ]
 
-KB_KJ_PER_MOL_K = 0.00831446261815324  # molar gas constant R in kJ/(mol K) (CODATA 2018, openmm.unit)
+KB_KJ_PER_MOL_K = (
+    0.00831446261815324  # molar gas constant R in kJ/(mol K) (CODATA 2018, openmm.unit)
+)
 SOLVENTS = ("vacuum", "obc1")
 N_ATOMS = 22
 
@@ -96,12 +104,18 @@ class OpenMMEnergy:
     shares large batches. Pickling drops the Context and the pool (they are rebuilt on use).
     """
 
-    def __init__(self, solvent: str = "vacuum", platform: str | None = None, n_workers: int = 1) -> None:
+    def __init__(
+        self, solvent: str = "vacuum", platform: str | None = None, n_workers: int = 1
+    ) -> None:
         if solvent not in SOLVENTS:
             raise ValueError(f"OpenMMEnergy: solvent must be one of {SOLVENTS}, got {solvent!r}")
         if n_workers < 1:
             raise ValueError(f"OpenMMEnergy: n_workers must be >= 1, got {n_workers}")
-        self.solvent, self.platform, self.n_workers = solvent, platform or default_platform(solvent), int(n_workers)
+        self.solvent, self.platform, self.n_workers = (
+            solvent,
+            platform or default_platform(solvent),
+            int(n_workers),
+        )
         self._context: Any = None
         self._pool: Any = None
 

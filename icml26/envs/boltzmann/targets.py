@@ -87,7 +87,9 @@ class Target:
         raise NotImplementedError(f"target {self.name!r} has no exact sampler; use dataset()")
 
     def sample_biased(self, n: int, seed: int = 0) -> Tensor:
-        raise NotImplementedError(f"target {self.name!r} has no exact biased sampler; use dataset()")
+        raise NotImplementedError(
+            f"target {self.name!r} has no exact biased sampler; use dataset()"
+        )
 
     def pool(self, kind: str, split: str) -> BoltzmannDataset:
         """The cached reference pool of ``kind`` and ``split`` (MCMC / MD targets)."""
@@ -111,8 +113,11 @@ class Target:
                 raise ValueError(f"{self.name}: exact targets need an explicit dataset size n")
             s = derive_seed(seed, self.name, kind, split)
             x = (self.sample if kind == "unbiased" else self.sample_biased)(int(n), s).float()
-            return BoltzmannDataset(x.numpy(), self.energy(x.double()).numpy(),
-                                    {"target": self.name, "kind": kind, "split": split})
+            return BoltzmannDataset(
+                x.numpy(),
+                self.energy(x.double()).numpy(),
+                {"target": self.name, "kind": kind, "split": split},
+            )
         pool = self.pool(kind, split)
         if n is None:
             return pool
@@ -121,7 +126,9 @@ class Target:
                 f"{self.name}: asked for {n} configurations of the {kind}/{split} pool, which "
                 f"holds {len(pool)}"
             )
-        idx = np.sort(np.random.default_rng(derive_seed(seed, "subset")).choice(len(pool), n, replace=False))
+        idx = np.sort(
+            np.random.default_rng(derive_seed(seed, "subset")).choice(len(pool), n, replace=False)
+        )
         return pool.subset(idx)
 
     def __repr__(self) -> str:
@@ -148,7 +155,11 @@ class GMM40(Target):
     def energy(self, x: Tensor) -> Tensor:
         m = self.means.to(x)
         d2 = ((x[..., None, :] - m) ** 2).sum(-1)
-        log_n = -0.5 * d2 / self.std**2 - self.dim * math.log(self.std) - 0.5 * self.dim * math.log(2 * math.pi)
+        log_n = (
+            -0.5 * d2 / self.std**2
+            - self.dim * math.log(self.std)
+            - 0.5 * self.dim * math.log(2 * math.pi)
+        )
         return -(torch.logsumexp(log_n, -1) - math.log(40))
 
     def _mixture(self, n: int, seed: int, std: float) -> Tensor:
@@ -175,6 +186,7 @@ _DW_Z1 = 11784.50927
 def _double_well_x_sample(n: int, gen: np.random.Generator, temperature: float) -> np.ndarray:
     """Exact samples of p(x) ∝ exp(-(x^4 - 6 x^2 - 0.5 x) / T) by rejection from a two-Gaussian
     proposal (the envelope constant is the maximum ratio on a fine grid, times 1.05)."""
+
     def log_f(x: np.ndarray) -> np.ndarray:
         return -(_DW_C * x**4 + _DW_B * x**2 + _DW_A * x) / temperature
 
@@ -183,12 +195,19 @@ def _double_well_x_sample(n: int, gen: np.random.Generator, temperature: float) 
     w = np.exp(lf - lf.max())
     left, right = float(w[grid < 0].sum()), float(w[grid >= 0].sum())
     p_right = right / (left + right)
-    mu_l, mu_r = float(grid[grid < 0][np.argmax(lf[grid < 0])]), float(grid[grid >= 0][np.argmax(lf[grid >= 0])])
+    mu_l, mu_r = (
+        float(grid[grid < 0][np.argmax(lf[grid < 0])]),
+        float(grid[grid >= 0][np.argmax(lf[grid >= 0])]),
+    )
     sd = 0.5 * math.sqrt(temperature)
 
     def log_g(x: np.ndarray) -> np.ndarray:
-        comp = np.stack([np.log1p(-p_right) - 0.5 * ((x - mu_l) / sd) ** 2,
-                         np.log(p_right) - 0.5 * ((x - mu_r) / sd) ** 2])
+        comp = np.stack(
+            [
+                np.log1p(-p_right) - 0.5 * ((x - mu_l) / sd) ** 2,
+                np.log(p_right) - 0.5 * ((x - mu_r) / sd) ** 2,
+            ]
+        )
         return np.logaddexp(comp[0], comp[1]) - math.log(sd * math.sqrt(2 * math.pi))
 
     log_m = float(np.max(lf - log_g(grid))) + math.log(1.05)
@@ -244,8 +263,11 @@ class Funnel10(Target):
     def energy(self, x: Tensor) -> Tensor:
         x0, xr = x[..., 0], x[..., 1:]
         lp0 = -0.5 * x0**2 / 9.0 - 0.5 * math.log(2 * math.pi * 9.0)
-        lpr = (-0.5 * xr**2 * torch.exp(-x0)[..., None] - 0.5 * x0[..., None]
-               - 0.5 * math.log(2 * math.pi)).sum(-1)
+        lpr = (
+            -0.5 * xr**2 * torch.exp(-x0)[..., None]
+            - 0.5 * x0[..., None]
+            - 0.5 * math.log(2 * math.pi)
+        ).sum(-1)
         return -(lp0 + lpr)
 
     def _sample_v(self, n: int, seed: int, var0: float) -> Tensor:
@@ -286,7 +308,9 @@ class _ParticleTarget(Target):
 
     def __init__(self, data_preset: str = "full") -> None:
         if data_preset not in self.PRESETS:
-            raise ValueError(f"{self.name}: data_preset must be one of {sorted(self.PRESETS)}, got {data_preset!r}")
+            raise ValueError(
+                f"{self.name}: data_preset must be one of {sorted(self.PRESETS)}, got {data_preset!r}"
+            )
         self.data_preset = data_preset
         self.n_chains, self.per_chain, self.thin, self.burn_in = self.PRESETS[data_preset]
 
@@ -296,17 +320,33 @@ class _ParticleTarget(Target):
     def pool(self, kind: str, split: str) -> BoltzmannDataset:
         if kind not in DATA_KINDS or split not in SPLITS:
             raise ValueError(f"{self.name}: unknown pool {kind}/{split}")
-        params = {"target": self.name, "kind": kind, "split": split, "chains": self.n_chains,
-                  "per_chain": self.per_chain, "thin": self.thin, "burn_in": self.burn_in,
-                  "t": 1.0 if kind == "unbiased" else self.bias_temperature, "version": 1}
+        params = {
+            "target": self.name,
+            "kind": kind,
+            "split": split,
+            "chains": self.n_chains,
+            "per_chain": self.per_chain,
+            "thin": self.thin,
+            "burn_in": self.burn_in,
+            "t": 1.0 if kind == "unbiased" else self.bias_temperature,
+            "version": 1,
+        }
         seed = derive_seed(0, self.name, kind, split)
 
         def make() -> dict[str, np.ndarray]:
             x0 = self._init_chains(torch.Generator().manual_seed(seed))
-            x = mala_sample(self.energy, x0.numpy(), self.per_chain, self.thin, self.burn_in, seed,
-                            step=self.init_step, temperature=params["t"],
-                            project=lambda v: remove_mean(v, self.n_particles, self.spatial_dim),
-                            desc=f"MALA {self.name} {kind}/{split}")
+            x = mala_sample(
+                self.energy,
+                x0.numpy(),
+                self.per_chain,
+                self.thin,
+                self.burn_in,
+                seed,
+                step=self.init_step,
+                temperature=params["t"],
+                project=lambda v: remove_mean(v, self.n_particles, self.spatial_dim),
+                desc=f"MALA {self.name} {kind}/{split}",
+            )
             x = x.astype(np.float32)
             return {"x": x, "energy": self.energy(torch.from_numpy(x).double()).numpy()}
 

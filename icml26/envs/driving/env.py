@@ -25,8 +25,17 @@ from icml26.envs.driving.sim import (
     KinematicWorld,
 )
 
-__all__ = ["ScenePilotEnv", "ScenePilotAVEnv", "ScenePilotVectorEnv", "make_world", "parse_scenarios",
-           "driving_score", "attack_score", "OBS_DIM", "BACKENDS"]
+__all__ = [
+    "ScenePilotEnv",
+    "ScenePilotAVEnv",
+    "ScenePilotVectorEnv",
+    "make_world",
+    "parse_scenarios",
+    "driving_score",
+    "attack_score",
+    "OBS_DIM",
+    "BACKENDS",
+]
 
 OBS_DIM = N_BODIES * OBS_PER_ACTOR
 BACKENDS = ("kinematic", "metadrive", "carla")
@@ -40,7 +49,9 @@ def _obs_space() -> spaces.Box:
 
 
 def _ego_obs_space() -> spaces.Box:
-    high = np.array([50.0, np.pi, _VEL, 1.0] + [_POS, _POS, 2 * _VEL, 2 * _VEL] * 2, dtype=np.float32)
+    high = np.array(
+        [50.0, np.pi, _VEL, 1.0] + [_POS, _POS, 2 * _VEL, 2 * _VEL] * 2, dtype=np.float32
+    )
     return spaces.Box(-high, high, dtype=np.float32)
 
 
@@ -52,7 +63,9 @@ def parse_scenarios(scenario: Any, who: str = "ScenePilot-v0") -> tuple[int, ...
         try:
             scenario = [int(x) for x in scenario.split(",")]
         except ValueError:
-            raise ValueError(f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}") from None
+            raise ValueError(
+                f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}"
+            ) from None
     ids = [scenario] if isinstance(scenario, (int, np.integer)) else list(scenario)
     if not ids or any(not isinstance(i, (int, np.integer)) or int(i) not in LAYOUTS for i in ids):
         raise ValueError(f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}")
@@ -66,7 +79,9 @@ def _feasibility(feasibility: Any) -> FeasibilityParams:
         return feasibility
     if isinstance(feasibility, Mapping):
         return FeasibilityParams(**dict(feasibility))
-    raise TypeError(f"feasibility: expected None, a dict or FeasibilityParams, got {type(feasibility).__name__}")
+    raise TypeError(
+        f"feasibility: expected None, a dict or FeasibilityParams, got {type(feasibility).__name__}"
+    )
 
 
 PHI_MAX_UPDATES = 5000  # phi="online": freeze after this many updates (the release's train_avsafe_steps per route)
@@ -88,26 +103,57 @@ def _phi(phi: Any, seed: int = 0) -> RiskPredictor | None:
             raise TypeError(f"phi: a dict must hold RiskPredictor arguments ({e})") from None
     if isinstance(phi, (str, os.PathLike)):
         return RiskPredictor.load(phi, training=False)
-    raise TypeError(f"phi: expected 'online', 'ttc', a dict of RiskPredictor arguments, a RiskPredictor or a path "
-                    f"to a saved one, got {phi!r}")
+    raise TypeError(
+        f"phi: expected 'online', 'ttc', a dict of RiskPredictor arguments, a RiskPredictor or a path "
+        f"to a saved one, got {phi!r}"
+    )
 
 
-def make_world(n: int, scenarios: tuple[int, ...], action_mode: str, planner: str, feasibility: FeasibilityParams,
-               phi: RiskPredictor | None, max_steps: int, backend: str, backend_kwargs: Mapping[str, Any],
-               ego_residual: bool = False) -> KinematicWorld:
+def make_world(
+    n: int,
+    scenarios: tuple[int, ...],
+    action_mode: str,
+    planner: str,
+    feasibility: FeasibilityParams,
+    phi: RiskPredictor | None,
+    max_steps: int,
+    backend: str,
+    backend_kwargs: Mapping[str, Any],
+    ego_residual: bool = False,
+) -> KinematicWorld:
     """Build the simulator of ``backend`` (``kinematic``, ``metadrive`` or ``carla``)."""
     if backend == "kinematic":
-        return KinematicWorld(n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual)
+        return KinematicWorld(
+            n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual
+        )
     if backend == "metadrive":
         from icml26.envs.driving.backends.metadrive_backend import MetaDriveWorld
 
-        return MetaDriveWorld(n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual,
-                              **dict(backend_kwargs))
+        return MetaDriveWorld(
+            n,
+            scenarios,
+            action_mode,
+            planner,
+            feasibility,
+            phi,
+            max_steps,
+            ego_residual,
+            **dict(backend_kwargs),
+        )
     if backend == "carla":
         from icml26.envs.driving.backends.carla_backend import CarlaWorld
 
-        return CarlaWorld(n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual,
-                          **dict(backend_kwargs))
+        return CarlaWorld(
+            n,
+            scenarios,
+            action_mode,
+            planner,
+            feasibility,
+            phi,
+            max_steps,
+            ego_residual,
+            **dict(backend_kwargs),
+        )
     raise ValueError(f"ScenePilot: backend must be one of {BACKENDS}, got {backend!r}")
 
 
@@ -115,8 +161,14 @@ class _PolicyCaller:
     """Calls an ego or adversary policy: an icml26 Agent (``act``), an SB3 model (``predict``) or a callable."""
 
     def __init__(self, policy: Any, what: str) -> None:
-        if not (callable(getattr(policy, "act", None)) or callable(getattr(policy, "predict", None)) or callable(policy)):
-            raise TypeError(f"{what}: expected an Agent (act), an SB3 model (predict) or a callable, got {policy!r}")
+        if not (
+            callable(getattr(policy, "act", None))
+            or callable(getattr(policy, "predict", None))
+            or callable(policy)
+        ):
+            raise TypeError(
+                f"{what}: expected an Agent (act), an SB3 model (predict) or a callable, got {policy!r}"
+            )
         self.policy, self.what = policy, what
 
     def __call__(self, obs: np.ndarray, info: Mapping[str, Any]) -> np.ndarray:
@@ -146,7 +198,9 @@ def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
     except (TypeError, ValueError):
         raise TypeError(f"{who}: expected an action in {space}, got {action!r}") from None
     if a.shape != space.shape:
-        raise ValueError(f"{who}: expected an action of shape {space.shape} in {space}, got shape {a.shape}")
+        raise ValueError(
+            f"{who}: expected an action of shape {space.shape} in {space}, got shape {a.shape}"
+        )
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{who}: action must be finite, got {a.tolist()}")
     if np.any(a < space.low - 1e-6) or np.any(a > space.high + 1e-6):
@@ -177,12 +231,25 @@ def driving_score(episodes: Sequence[Mapping[str, float]]) -> dict[str, float]:
     acc = sum(e["avg_acceleration"] for e in episodes) / n
     yv = sum(e["avg_yaw_velocity"] for e in episodes) / n
     li = sum(e["lane_invasions"] for e in episodes) / n
-    final = ((1 - cr) * 5 + (3 - rr - ss - orl / 50) + (rf + comp + 1 - ts / 60) * 0.5
-             + (3 - acc / 8 - yv / 3 - li / 20) * 0.2) / 10.1
-    return {"collision_rate": cr, "red_light_rate": rr, "stop_sign_rate": ss, "out_of_road_length": orl,
-            "route_following_stability": rf, "route_completion": comp, "avg_time_spent": ts,
-            "avg_acceleration": acc, "avg_yaw_velocity": yv, "avg_lane_invasion_freq": li,
-            "driving_score": final}
+    final = (
+        (1 - cr) * 5
+        + (3 - rr - ss - orl / 50)
+        + (rf + comp + 1 - ts / 60) * 0.5
+        + (3 - acc / 8 - yv / 3 - li / 20) * 0.2
+    ) / 10.1
+    return {
+        "collision_rate": cr,
+        "red_light_rate": rr,
+        "stop_sign_rate": ss,
+        "out_of_road_length": orl,
+        "route_following_stability": rf,
+        "route_completion": comp,
+        "avg_time_spent": ts,
+        "avg_acceleration": acc,
+        "avg_yaw_velocity": yv,
+        "avg_lane_invasion_freq": li,
+        "driving_score": final,
+    }
 
 
 def attack_score(episodes: Sequence[Mapping[str, float]], time_out: float = 30.0) -> float:
@@ -262,14 +329,30 @@ class ScenePilotEnv(gym.Env):
     (27,) 0.0211 ttc 1.0 False
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT), "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": int(1 / DT),
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
     _name = "ScenePilot-v0"
 
-    def __init__(self, scenario: Any = 1, ego: Any = "idm", action: str = "speed", backend: str = "kinematic",
-                 backend_kwargs: Mapping[str, Any] | None = None, phi: Any = "online", feasibility: Any = None,
-                 feasibility_threshold: float = 0.0, max_steps: int = 300, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Any = 1,
+        ego: Any = "idm",
+        action: str = "speed",
+        backend: str = "kinematic",
+        backend_kwargs: Mapping[str, Any] | None = None,
+        phi: Any = "online",
+        feasibility: Any = None,
+        feasibility_threshold: float = 0.0,
+        max_steps: int = 300,
+        render_mode: str | None = None,
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"{self._name}: render_mode must be 'rgb_array' or None, got {render_mode!r}")
+            raise ValueError(
+                f"{self._name}: render_mode must be 'rgb_array' or None, got {render_mode!r}"
+            )
         if action not in ("speed", "acc_steer"):
             raise ValueError(f"{self._name}: action must be 'speed' or 'acc_steer', got {action!r}")
         if backend not in BACKENDS:
@@ -281,26 +364,43 @@ class ScenePilotEnv(gym.Env):
         self.feasibility_threshold = float(feasibility_threshold)
         if isinstance(ego, str):
             if ego not in PLANNERS:
-                raise ValueError(f"{self._name}: ego must be one of {sorted(PLANNERS)} or a policy, got {ego!r}")
+                raise ValueError(
+                    f"{self._name}: ego must be one of {sorted(PLANNERS)} or a policy, got {ego!r}"
+                )
             planner, self._ego_policy = ego, None
         else:
             planner, self._ego_policy = "external", _PolicyCaller(ego, f"{self._name} ego")
         self.ego_name = ego if isinstance(ego, str) else type(ego).__name__
-        self.world = make_world(1, self.scenarios, action, planner, _feasibility(feasibility), _phi(phi),
-                                int(max_steps), backend, backend_kwargs or {})
+        self.world = make_world(
+            1,
+            self.scenarios,
+            action,
+            planner,
+            _feasibility(feasibility),
+            _phi(phi),
+            int(max_steps),
+            backend,
+            backend_kwargs or {},
+        )
         self.world.k_feasible = self.feasibility_threshold
         self.phi = self.world.phi
-        self.action_space = spaces.Box(-1.0, 1.0, shape=(1 if action == "speed" else 2,), dtype=np.float32)
+        self.action_space = spaces.Box(
+            -1.0, 1.0, shape=(1 if action == "speed" else 2,), dtype=np.float32
+        )
         self.observation_space = _obs_space()
         self._viewer: Any = None
         self._running = False  # between reset() and the end of an episode
 
     def _check_running(self) -> None:
         if not self._running:
-            raise RuntimeError(f"{self._name}: call reset() before step() (the episode has ended or not begun)")
+            raise RuntimeError(
+                f"{self._name}: call reset() before step() (the episode has ended or not begun)"
+            )
 
     # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         scenario = None
         if options and "scenario" in options:
@@ -342,13 +442,19 @@ class ScenePilotEnv(gym.Env):
         eo = self.world.ego_observation()[0]
         u = self._ego_policy(eo, {"scenario": int(self.world.scn[0])})
         if u.shape != (2,) or not np.all(np.isfinite(u)):
-            raise ValueError(f"{self._name}: the ego policy must return 2 finite numbers [acc, steer], got {u.tolist()}")
+            raise ValueError(
+                f"{self._name}: the ego policy must return 2 finite numbers [acc, steer], got {u.tolist()}"
+            )
         return np.clip(u, -1.0, 1.0).tolist()
 
     def _reset_info(self) -> dict[str, Any]:
         w = self.world
-        info = {"scenario": int(w.scn[0]), "sigma": float(w.sigma_prev[0]), "ego_planner": str(self.ego_name),
-                "backend": self.backend}
+        info = {
+            "scenario": int(w.scn[0]),
+            "sigma": float(w.sigma_prev[0]),
+            "ego_planner": str(self.ego_name),
+            "backend": self.backend,
+        }
         note = getattr(w, "backend_note", None)
         if note:
             info["backend_note"] = note
@@ -437,16 +543,37 @@ class ScenePilotAVEnv(ScenePilotEnv):
 
     _name = "ScenePilotAV-v0"
 
-    def __init__(self, scenario: Any = 1, adversary: Any = "scripted", adversary_action: str = "speed",
-                 base_planner: str | None = None, backend: str = "kinematic",
-                 backend_kwargs: Mapping[str, Any] | None = None, phi: Any = "ttc", feasibility: Any = None,
-                 feasibility_threshold: float = 0.0, collision_penalty: float = 1.0, max_steps: int = 300,
-                 render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Any = 1,
+        adversary: Any = "scripted",
+        adversary_action: str = "speed",
+        base_planner: str | None = None,
+        backend: str = "kinematic",
+        backend_kwargs: Mapping[str, Any] | None = None,
+        phi: Any = "ttc",
+        feasibility: Any = None,
+        feasibility_threshold: float = 0.0,
+        collision_penalty: float = 1.0,
+        max_steps: int = 300,
+        render_mode: str | None = None,
+    ) -> None:
         if base_planner is not None and base_planner not in PLANNERS:
-            raise ValueError(f"{self._name}: base_planner must be None or one of {sorted(PLANNERS)}, got {base_planner!r}")
-        super().__init__(scenario=scenario, ego="idm", action=adversary_action, backend=backend,
-                         backend_kwargs=backend_kwargs, phi=phi, feasibility=feasibility,
-                         feasibility_threshold=feasibility_threshold, max_steps=max_steps, render_mode=render_mode)
+            raise ValueError(
+                f"{self._name}: base_planner must be None or one of {sorted(PLANNERS)}, got {base_planner!r}"
+            )
+        super().__init__(
+            scenario=scenario,
+            ego="idm",
+            action=adversary_action,
+            backend=backend,
+            backend_kwargs=backend_kwargs,
+            phi=phi,
+            feasibility=feasibility,
+            feasibility_threshold=feasibility_threshold,
+            max_steps=max_steps,
+            render_mode=render_mode,
+        )
         self.base_planner = base_planner
         w = self.world
         w.external_ego = True
@@ -462,7 +589,9 @@ class ScenePilotAVEnv(ScenePilotEnv):
         self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         self.observation_space = _ego_obs_space()
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         _, info = super().reset(seed=seed, options=options)
         self._triggered = False
         self._adv_space.seed(int(self.np_random.integers(2**31)))
@@ -479,7 +608,9 @@ class ScenePilotAVEnv(ScenePilotEnv):
         sc = int(self.world.scn[0])
         adv = self._adversary
         if adv == "scripted":
-            a, self._triggered = scripted_adversary_action(obs27, sc, self._triggered, self._adv_dim)
+            a, self._triggered = scripted_adversary_action(
+                obs27, sc, self._triggered, self._adv_dim
+            )
         elif adv == "random":
             a = self._adv_space.sample()
         elif adv == "idle":
@@ -487,8 +618,10 @@ class ScenePilotAVEnv(ScenePilotEnv):
         else:
             a = adv(obs27, {"scenario": sc})
             if a.shape != (self._adv_dim,) or not np.all(np.isfinite(a)):
-                raise ValueError(f"{self._name}: the adversary policy must return {self._adv_dim} finite numbers, "
-                                 f"got {np.asarray(a).tolist()}")
+                raise ValueError(
+                    f"{self._name}: the adversary policy must return {self._adv_dim} finite numbers, "
+                    f"got {np.asarray(a).tolist()}"
+                )
         return np.clip(np.asarray(a, dtype=np.float64), -1.0, 1.0)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -509,8 +642,14 @@ class ScenePilotAVEnv(ScenePilotEnv):
         v_lon = float(w.v[0, 0] * np.cos(w.yaw[0, 0] + w.beta[0, 0] - w.ego_head[0]))
         r_fast = -1.0 if v_lon > 8.0 else 0.0
         r_out = -1.0 if abs(float(w.ego_lat[0])) > 4.0 else 0.0
-        return (-self.collision_penalty * float(collision) + v_lon + 10 * r_fast + r_out - 5 * steer**2
-                - 0.2 * abs(steer) * v_lon**2)
+        return (
+            -self.collision_penalty * float(collision)
+            + v_lon
+            + 10 * r_fast
+            + r_out
+            - 5 * steer**2
+            - 0.2 * abs(steer) * v_lon**2
+        )
 
 
 # ---------------------------------------------------------------------------- native vector env
@@ -536,63 +675,113 @@ class ScenePilotVectorEnv(VectorEnv):
     modes feed its training batches in a different order.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT), "autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": int(1 / DT),
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
 
-    def __init__(self, num_envs: int = 1, scenario: Any = "all", ego: str = "idm", action: str = "speed",
-                 backend: str = "kinematic", backend_kwargs: Mapping[str, Any] | None = None, phi: Any = "online",
-                 feasibility: Any = None, feasibility_threshold: float = 0.0, max_steps: int = 300,
-                 render_mode: str | None = None, max_episode_steps: int | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP, **ignored: Any) -> None:
-        if max_episode_steps is not None:  # passed by gym.make_vec from the registration (its TimeLimit)
-            max_steps = min(int(max_steps), int(max_episode_steps))  # as gym.make's TimeLimit over max_steps
+    def __init__(
+        self,
+        num_envs: int = 1,
+        scenario: Any = "all",
+        ego: str = "idm",
+        action: str = "speed",
+        backend: str = "kinematic",
+        backend_kwargs: Mapping[str, Any] | None = None,
+        phi: Any = "online",
+        feasibility: Any = None,
+        feasibility_threshold: float = 0.0,
+        max_steps: int = 300,
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        **ignored: Any,
+    ) -> None:
+        if (
+            max_episode_steps is not None
+        ):  # passed by gym.make_vec from the registration (its TimeLimit)
+            max_steps = min(
+                int(max_steps), int(max_episode_steps)
+            )  # as gym.make's TimeLimit over max_steps
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError:
             mode = None
         if mode not in modes:
-            raise ValueError(f"ScenePilot-v0 vector env: autoreset_mode must be one of "
-                             f"{[m.value for m in modes]}, got {autoreset_mode!r}")
+            raise ValueError(
+                f"ScenePilot-v0 vector env: autoreset_mode must be one of "
+                f"{[m.value for m in modes]}, got {autoreset_mode!r}"
+            )
         self.autoreset_mode = mode
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self._autoreset = np.zeros(0, dtype=bool)
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"ScenePilot-v0 vector env: num_envs must be a positive int, got {num_envs!r}")
+            raise ValueError(
+                f"ScenePilot-v0 vector env: num_envs must be a positive int, got {num_envs!r}"
+            )
         if not isinstance(ego, str) or ego not in PLANNERS:
-            raise ValueError(f"ScenePilot-v0 vector env: ego must be one of {sorted(PLANNERS)}, got {ego!r}")
+            raise ValueError(
+                f"ScenePilot-v0 vector env: ego must be one of {sorted(PLANNERS)}, got {ego!r}"
+            )
         if action not in ("speed", "acc_steer"):
-            raise ValueError(f"ScenePilot-v0 vector env: action must be 'speed' or 'acc_steer', got {action!r}")
+            raise ValueError(
+                f"ScenePilot-v0 vector env: action must be 'speed' or 'acc_steer', got {action!r}"
+            )
         if ignored:
             raise TypeError(f"ScenePilot-v0 vector env: unknown arguments {sorted(ignored)}")
         self.num_envs = int(num_envs)
         self.scenarios = parse_scenarios(scenario)
         self.render_mode = render_mode
         self.feasibility_threshold = float(feasibility_threshold)
-        self.world = make_world(self.num_envs, self.scenarios, action, ego, _feasibility(feasibility), _phi(phi),
-                                int(max_steps), backend, backend_kwargs or {})
+        self.world = make_world(
+            self.num_envs,
+            self.scenarios,
+            action,
+            ego,
+            _feasibility(feasibility),
+            _phi(phi),
+            int(max_steps),
+            backend,
+            backend_kwargs or {},
+        )
         self.world.k_feasible = self.feasibility_threshold
         self.phi = self.world.phi
-        self.single_action_space = spaces.Box(-1.0, 1.0, shape=(1 if action == "speed" else 2,), dtype=np.float32)
+        self.single_action_space = spaces.Box(
+            -1.0, 1.0, shape=(1 if action == "speed" else 2,), dtype=np.float32
+        )
         self.single_observation_space = _obs_space()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._rng = np.random.default_rng()
 
-    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
         if seed is not None:
             self._rng = np.random.default_rng(seed if isinstance(seed, int) else list(seed))
         self.world.reset(np.arange(self.num_envs), self._rng)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
-        return self.world.observation(), {"scenario": self.world.scn.copy(), "sigma": self.world.sigma_prev.copy()}
+        return self.world.observation(), {
+            "scenario": self.world.scn.copy(),
+            "sigma": self.world.sigma_prev.copy(),
+        }
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         space = self.action_space
         try:
             a = np.asarray(actions, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"ScenePilot-v0 vector env: expected actions in {space}, got {actions!r}") from None
+            raise TypeError(
+                f"ScenePilot-v0 vector env: expected actions in {space}, got {actions!r}"
+            ) from None
         if a.shape != space.shape:
-            raise ValueError(f"ScenePilot-v0 vector env: expected actions of shape {space.shape}, got {a.shape}")
+            raise ValueError(
+                f"ScenePilot-v0 vector env: expected actions of shape {space.shape}, got {a.shape}"
+            )
         if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
             raise ValueError("ScenePilot-v0 vector env: actions must be finite and in [-1, 1]")
         if self._autoreset.size != self.num_envs:
@@ -608,10 +797,14 @@ class ScenePilotVectorEnv(VectorEnv):
         done = r.terminated | r.truncated
         info: dict[str, Any] = {
             "reward_vec": np.stack([r.risk, r.sigma], axis=1).astype(np.float32),
-            "sigma_t": r.sigma_t.copy(), "sigma_tp1": r.sigma.copy(), "ttc": r.ttc.copy(),
-            "collision": r.collision.copy(), "adversary_collision": r.adversary_collision.copy(),
+            "sigma_t": r.sigma_t.copy(),
+            "sigma_tp1": r.sigma.copy(),
+            "ttc": r.ttc.copy(),
+            "collision": r.collision.copy(),
+            "adversary_collision": r.adversary_collision.copy(),
             "cost": (r.sigma < self.feasibility_threshold).astype(np.float64),
-            "scenario": w.scn.copy(), "risk_source_phi": np.full(self.num_envs, r.phi_used),
+            "scenario": w.scn.copy(),
+            "risk_source_phi": np.full(self.num_envs, r.phi_used),
         }
         if done.any():
             idx = np.flatnonzero(done)
@@ -627,7 +820,9 @@ class ScenePilotVectorEnv(VectorEnv):
                 info["_final_obs"] = done.copy()
                 w.reset(idx, self._rng)
                 obs = w.observation()
-        self._autoreset = done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros_like(done)
+        self._autoreset = (
+            done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros_like(done)
+        )
         return obs, r.risk.astype(np.float64), r.terminated.copy(), r.truncated.copy(), info
 
     def render(self) -> np.ndarray | None:
@@ -643,8 +838,9 @@ class ScenePilotVectorEnv(VectorEnv):
             close()
 
 
-def make_vector_env(num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                    **kwargs: Any) -> ScenePilotVectorEnv:
+def make_vector_env(
+    num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any
+) -> ScenePilotVectorEnv:
     """``gym.make_vec("icml26/ScenePilot-v0", num_envs=N)``: the native vector env with Gymnasium's
     default ``autoreset_mode`` (NEXT_STEP); pass ``autoreset_mode="SameStep"`` for the other."""
     return ScenePilotVectorEnv(num_envs=num_envs, autoreset_mode=autoreset_mode, **kwargs)

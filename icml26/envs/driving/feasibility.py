@@ -42,7 +42,9 @@ class FeasibilityParams:
     a_lon_npc: float = 4.0  # rlconfig.yaml a_lon_dec_npc
     a_lat_av: float = 2.0  # rlconfig.yaml a_lat_dec_av
     a_lat_npc: float = 1.5  # rlconfig.yaml a_lat_dec_npc
-    eps: float = 0.1  # rlconfig.yaml eps (also used inside the distance formulas, as set_from_cfg does)
+    eps: float = (
+        0.1  # rlconfig.yaml eps (also used inside the distance formulas, as set_from_cfg does)
+    )
     inf_dist: float = 1e4  # rlconfig.yaml INF_DIST
     same_dir_deg: float = 30.0  # rlconfig.yaml th_same_dir
     p_norm: float = 2.0  # rlconfig.yaml p_norm
@@ -64,7 +66,9 @@ class FeasibilityParams:
             raise ValueError(f"FeasibilityParams.mode must be 'code' or 'rss', got {self.mode!r}")
         for name in ("a_lon_av", "a_lon_npc", "a_lat_av", "a_lat_npc", "eps", "inf_dist"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"FeasibilityParams.{name} must be > 0, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"FeasibilityParams.{name} must be > 0, got {getattr(self, name)!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -112,16 +116,23 @@ def _lat_code(va: float, vn: float, p: FeasibilityParams) -> float:
     return va**2 / (2.0 * (p.a_lat_av + p.eps)) + vn**2 / (2.0 * (p.a_lat_npc + p.eps))
 
 
-def rss_longitudinal_same(v_rear: float, v_front: float, rho: float, a_acc: float, b_min: float,
-                          b_max: float) -> float:
+def rss_longitudinal_same(
+    v_rear: float, v_front: float, rho: float, a_acc: float, b_min: float, b_max: float
+) -> float:
     """RSS safe distance for a rear car following a front car (Shalev-Shwartz et al. 2017, Def. 1)."""
     v_rear, v_front = max(v_rear, 0.0), max(v_front, 0.0)
-    d = v_rear * rho + 0.5 * a_acc * rho**2 + (v_rear + rho * a_acc) ** 2 / (2 * b_min) - v_front**2 / (2 * b_max)
+    d = (
+        v_rear * rho
+        + 0.5 * a_acc * rho**2
+        + (v_rear + rho * a_acc) ** 2 / (2 * b_min)
+        - v_front**2 / (2 * b_max)
+    )
     return max(d, 0.0)
 
 
-def rss_longitudinal_opposite(v1: float, v2: float, rho1: float, rho2: float, a_acc: float,
-                              b_min_correct: float, b_min: float) -> float:
+def rss_longitudinal_opposite(
+    v1: float, v2: float, rho1: float, rho2: float, a_acc: float, b_min_correct: float, b_min: float
+) -> float:
     """RSS safe distance for two cars driving towards each other (Def. 2; car 1 in its correct lane)."""
     v1, v2 = abs(v1), abs(v2)
     v1r, v2r = v1 + rho1 * a_acc, v2 + rho2 * a_acc
@@ -130,15 +141,29 @@ def rss_longitudinal_opposite(v1: float, v2: float, rho1: float, rho2: float, a_
     return d1 + d2
 
 
-def rss_lateral(v1: float, v2: float, rho: float, a_lat: float, b_lat_min: float, mu: float) -> float:
+def rss_lateral(
+    v1: float, v2: float, rho: float, a_lat: float, b_lat_min: float, mu: float
+) -> float:
     """RSS lateral safe distance (Def. 4): car 1 on the left moving with lateral speed v1 towards car 2."""
     v1r, v2r = v1 + rho * a_lat, v2 - rho * a_lat
-    d = (2 * v1 + rho * a_lat) / 2 * rho + v1r**2 / (2 * b_lat_min) - ((2 * v2 - rho * a_lat) / 2 * rho - v2r**2 / (2 * b_lat_min))
+    d = (
+        (2 * v1 + rho * a_lat) / 2 * rho
+        + v1r**2 / (2 * b_lat_min)
+        - ((2 * v2 - rho * a_lat) / 2 * rho - v2r**2 / (2 * b_lat_min))
+    )
     return mu + max(d, 0.0)
 
 
-def _safe_distances(dx: float, dy: float, vax: float, vay: float, vnx: float, vny: float, dyaw: float,
-                    p: FeasibilityParams) -> tuple[float, float]:
+def _safe_distances(
+    dx: float,
+    dy: float,
+    vax: float,
+    vay: float,
+    vnx: float,
+    vny: float,
+    dyaw: float,
+    p: FeasibilityParams,
+) -> tuple[float, float]:
     same_dir = abs(dyaw) <= math.radians(p.same_dir_deg)
     if p.mode == "code":
         d_x = _lon_same_code(vax, vnx, p) if same_dir else _lon_opp_code(vax, vnx, p)
@@ -150,19 +175,26 @@ def _safe_distances(dx: float, dy: float, vax: float, vay: float, vnx: float, vn
         else:
             d_x = rss_longitudinal_same(vnx, vax, p.rho_npc, p.rss_a_acc, p.rss_b_min, p.rss_b_max)
     else:
-        d_x = rss_longitudinal_opposite(vax, vnx, p.rho_ego, p.rho_npc, p.rss_a_acc, p.rss_b_min_correct,
-                                        p.rss_b_min)
+        d_x = rss_longitudinal_opposite(
+            vax, vnx, p.rho_ego, p.rho_npc, p.rss_a_acc, p.rss_b_min_correct, p.rss_b_min
+        )
     if dy >= 0:  # NPC on the left: it is car 1 moving right (towards -y) with speed -vny
-        d_y = rss_lateral(-vny, -vay, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu)
+        d_y = rss_lateral(
+            -vny, -vay, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu
+        )
     else:
-        d_y = rss_lateral(vay, vny, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu)
+        d_y = rss_lateral(
+            vay, vny, max(p.rho_ego, p.rho_npc), p.rss_a_lat, p.rss_b_lat_min, p.rss_mu
+        )
     return d_x, d_y
 
 
 # ------------------------------------------------------------------------ sigma, reference
 
 
-def sigma_reference(ego: BodyState, npc: BodyState | None, p: FeasibilityParams | None = None) -> float | None:
+def sigma_reference(
+    ego: BodyState, npc: BodyState | None, p: FeasibilityParams | None = None
+) -> float | None:
     """sigma between the ego and one NPC, line by line as ``_get_phys_safe`` in the release.
 
     Returns ``None`` where the released code returns ``None`` (an infinite safe distance; the
@@ -198,8 +230,12 @@ def sigma_reference(ego: BodyState, npc: BodyState | None, p: FeasibilityParams 
     dphys_e_x, dphys_e_y = d_phys_on(1.0, 0.0), d_phys_on(0.0, 1.0)
     dphys_n_xp = d_phys_on(math.cos(dyaw), math.sin(dyaw))
     dphys_n_yp = d_phys_on(-math.sin(dyaw), math.cos(dyaw))
-    need_x = max(max(0.0, -(d_e_x - clear_e_x - dphys_e_x)), max(0.0, -(d_n_xp - clear_n_xp - dphys_n_xp)))
-    need_y = max(max(0.0, -(d_e_y - clear_e_y - dphys_e_y)), max(0.0, -(d_n_yp - clear_n_yp - dphys_n_yp)))
+    need_x = max(
+        max(0.0, -(d_e_x - clear_e_x - dphys_e_x)), max(0.0, -(d_n_xp - clear_n_xp - dphys_n_xp))
+    )
+    need_y = max(
+        max(0.0, -(d_e_y - clear_e_y - dphys_e_y)), max(0.0, -(d_n_yp - clear_n_yp - dphys_n_yp))
+    )
     if need_x == 0.0 and need_y == 0.0:
         return 1.0
 
@@ -229,18 +265,27 @@ def sigma_reference(ego: BodyState, npc: BodyState | None, p: FeasibilityParams 
 # ------------------------------------------------------------------------ sigma, vectorized
 
 
-def _rss_same_v(v_rear: np.ndarray, v_front: np.ndarray, rho: float, p: FeasibilityParams) -> np.ndarray:
+def _rss_same_v(
+    v_rear: np.ndarray, v_front: np.ndarray, rho: float, p: FeasibilityParams
+) -> np.ndarray:
     v_rear, v_front = np.maximum(v_rear, 0.0), np.maximum(v_front, 0.0)
-    d = (v_rear * rho + 0.5 * p.rss_a_acc * rho**2 + (v_rear + rho * p.rss_a_acc) ** 2 / (2 * p.rss_b_min)
-         - v_front**2 / (2 * p.rss_b_max))
+    d = (
+        v_rear * rho
+        + 0.5 * p.rss_a_acc * rho**2
+        + (v_rear + rho * p.rss_a_acc) ** 2 / (2 * p.rss_b_min)
+        - v_front**2 / (2 * p.rss_b_max)
+    )
     return np.maximum(d, 0.0)
 
 
 def _rss_lat_v(v1: np.ndarray, v2: np.ndarray, p: FeasibilityParams) -> np.ndarray:
     rho, a = max(p.rho_ego, p.rho_npc), p.rss_a_lat
     v1r, v2r = v1 + rho * a, v2 - rho * a
-    d = (2 * v1 + rho * a) / 2 * rho + v1r**2 / (2 * p.rss_b_lat_min) - (
-        (2 * v2 - rho * a) / 2 * rho - v2r**2 / (2 * p.rss_b_lat_min))
+    d = (
+        (2 * v1 + rho * a) / 2 * rho
+        + v1r**2 / (2 * p.rss_b_lat_min)
+        - ((2 * v2 - rho * a) / 2 * rho - v2r**2 / (2 * p.rss_b_lat_min))
+    )
     return p.rss_mu + np.maximum(d, 0.0)
 
 
@@ -271,7 +316,9 @@ def sigma_batch(
         else:
             d_equal = (vax - vnx) ** 2 / (2.0 * (p.a_lon_av - p.a_lon_npc))
         lon_same = np.where(vax <= vnx + eps, 0.0, np.maximum(d_stop, d_equal))
-        lon_opp = np.maximum(vax**2 / (2.0 * (p.a_lon_av + eps)) + vnx**2 / (2.0 * (p.a_lon_npc + eps)), 0.0)
+        lon_opp = np.maximum(
+            vax**2 / (2.0 * (p.a_lon_av + eps)) + vnx**2 / (2.0 * (p.a_lon_npc + eps)), 0.0
+        )
         d_phys_x = np.where(same_dir, lon_same, lon_opp)
         lat_same_dir = (np.sign(vay) == np.sign(vny)) & (np.abs(vay) > eps) & (np.abs(vny) > eps)
         v_rel = vny - vay
@@ -283,11 +330,17 @@ def sigma_batch(
         d_phys_y = np.where(lat_same_dir, lat_same, lat_opp)
     else:
         ahead = dx >= 0
-        rss_same = np.where(ahead, _rss_same_v(vax, vnx, p.rho_ego, p), _rss_same_v(vnx, vax, p.rho_npc, p))
+        rss_same = np.where(
+            ahead, _rss_same_v(vax, vnx, p.rho_ego, p), _rss_same_v(vnx, vax, p.rho_npc, p)
+        )
         va, vn = np.abs(vax), np.abs(vnx)
         v1r, v2r = va + p.rho_ego * p.rss_a_acc, vn + p.rho_npc * p.rss_a_acc
-        rss_opp = ((va + v1r) / 2 * p.rho_ego + v1r**2 / (2 * p.rss_b_min_correct)
-                   + (vn + v2r) / 2 * p.rho_npc + v2r**2 / (2 * p.rss_b_min))
+        rss_opp = (
+            (va + v1r) / 2 * p.rho_ego
+            + v1r**2 / (2 * p.rss_b_min_correct)
+            + (vn + v2r) / 2 * p.rho_npc
+            + v2r**2 / (2 * p.rss_b_min)
+        )
         d_phys_x = np.where(same_dir, rss_same, rss_opp)
         d_phys_y = np.where(dy >= 0, _rss_lat_v(-vny, -vay, p), _rss_lat_v(vay, vny, p))
 
@@ -304,8 +357,14 @@ def sigma_batch(
     clear_n_yp = W_npc + c * W_av + s * L_av
     dphys_n_xp = np.abs(cd) * d_phys_x + np.abs(sd) * d_phys_y
     dphys_n_yp = np.abs(sd) * d_phys_x + np.abs(cd) * d_phys_y
-    need_x = np.maximum(np.maximum(0.0, clear_e_x + d_phys_x - d_e_x), np.maximum(0.0, clear_n_xp + dphys_n_xp - d_n_xp))
-    need_y = np.maximum(np.maximum(0.0, clear_e_y + d_phys_y - d_e_y), np.maximum(0.0, clear_n_yp + dphys_n_yp - d_n_yp))
+    need_x = np.maximum(
+        np.maximum(0.0, clear_e_x + d_phys_x - d_e_x),
+        np.maximum(0.0, clear_n_xp + dphys_n_xp - d_n_xp),
+    )
+    need_y = np.maximum(
+        np.maximum(0.0, clear_e_y + d_phys_y - d_e_y),
+        np.maximum(0.0, clear_n_yp + dphys_n_yp - d_n_yp),
+    )
     all_clear = (need_x == 0.0) & (need_y == 0.0)
 
     rel_x = np.where(dx >= 0, 1.0, -1.0) * (vax - vnx)
@@ -321,8 +380,12 @@ def sigma_batch(
     t = np.where(np.isfinite(t), t, 0.0)
     l_x = np.where(close_x, 0.5 * p.a_lon_av * t**2, 0.0)
     l_y = np.where(close_y, 0.5 * p.a_lat_av * t**2, 0.0)
-    nxh = np.maximum(0.0, need_x - l_x) / np.maximum(np.maximum(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps)
-    nyh = np.maximum(0.0, need_y - l_y) / np.maximum(np.maximum(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps)
+    nxh = np.maximum(0.0, need_x - l_x) / np.maximum(
+        np.maximum(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps
+    )
+    nyh = np.maximum(0.0, need_y - l_y) / np.maximum(
+        np.maximum(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps
+    )
     sigma = 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
     sigma = np.where(all_clear, 1.0, sigma)
     sigma = np.where(infinite, -1.0, sigma)
@@ -332,8 +395,13 @@ def sigma_batch(
 # ------------------------------------------------------------------------ TTC risk
 
 
-def ttc_batch(ego_xy: np.ndarray, ego_v: np.ndarray, npc_xy: np.ndarray, npc_v: np.ndarray,
-              present: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ttc_batch(
+    ego_xy: np.ndarray,
+    ego_v: np.ndarray,
+    npc_xy: np.ndarray,
+    npc_v: np.ndarray,
+    present: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Centre-to-centre distance, closing speed and TTC as ``_get_adv_reward`` computes them.
 
     All inputs (N, 2) except ``present`` (N,). Returns (dist, closing >= 0, ttc; inf when not closing).

@@ -20,7 +20,9 @@ class NumpyTanhPolicy:
 
     def __init__(self, params: list[np.ndarray], obs_scale: np.ndarray) -> None:
         if len(params) < 6:
-            raise ValueError(f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}")
+            raise ValueError(
+                f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}"
+            )
         self.params, self.obs_scale = params, obs_scale
 
     def reset(self, seed: int | None = None) -> None:

@@ -38,8 +38,9 @@ __all__ = ["RiskPredictor", "risk_features"]
 N_FEATURES = 6
 
 
-def risk_features(ego_state4: np.ndarray, dist: np.ndarray, closing_signed: np.ndarray,
-                  present: np.ndarray) -> np.ndarray:
+def risk_features(
+    ego_state4: np.ndarray, dist: np.ndarray, closing_signed: np.ndarray, present: np.ndarray
+) -> np.ndarray:
     """The 6 features of ``_risk_feature``: [lat_err, -yaw_err, speed, vehicle_front, inv_d, tanh(closing/10)].
 
     ``closing_signed`` is (v_rel . rel) / dist, negative when approaching; rows without an NPC get
@@ -50,11 +51,15 @@ def risk_features(ego_state4: np.ndarray, dist: np.ndarray, closing_signed: np.n
     return np.concatenate([ego_state4, inv_d[:, None], close[:, None]], axis=1).astype(np.float32)
 
 
-def _init_linear(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
+def _init_linear(
+    rng: np.random.Generator, fan_in: int, fan_out: int
+) -> tuple[np.ndarray, np.ndarray]:
     # torch.nn.Linear's default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias
     bound = 1.0 / np.sqrt(fan_in)
-    return (rng.uniform(-bound, bound, size=(fan_out, fan_in)).astype(np.float32),
-            rng.uniform(-bound, bound, size=fan_out).astype(np.float32))
+    return (
+        rng.uniform(-bound, bound, size=(fan_out, fan_in)).astype(np.float32),
+        rng.uniform(-bound, bound, size=fan_out).astype(np.float32),
+    )
 
 
 class RiskPredictor:
@@ -69,20 +74,49 @@ class RiskPredictor:
             release's ``train_avsafe_steps`` (5000 per route). ``None``: only the convergence test.
     """
 
-    def __init__(self, training: bool = True, seed: int = 0, lr: float = 1e-3, gamma: float = 0.95,
-                 update_gap: int = 100, tau: float = 0.01, k_inv_d: float = 1.0, eps_loss: float = 1e-2,
-                 window: int = 1000, pos_weight: float = 50.0, pos_threshold: float = 0.85,
-                 hidden: int = 128, max_updates: int | None = None) -> None:
-        if max_updates is not None and (not isinstance(max_updates, (int, np.integer)) or max_updates < 1):
-            raise ValueError(f"RiskPredictor: max_updates must be a positive int or None, got {max_updates!r}")
+    def __init__(
+        self,
+        training: bool = True,
+        seed: int = 0,
+        lr: float = 1e-3,
+        gamma: float = 0.95,
+        update_gap: int = 100,
+        tau: float = 0.01,
+        k_inv_d: float = 1.0,
+        eps_loss: float = 1e-2,
+        window: int = 1000,
+        pos_weight: float = 50.0,
+        pos_threshold: float = 0.85,
+        hidden: int = 128,
+        max_updates: int | None = None,
+    ) -> None:
+        if max_updates is not None and (
+            not isinstance(max_updates, (int, np.integer)) or max_updates < 1
+        ):
+            raise ValueError(
+                f"RiskPredictor: max_updates must be a positive int or None, got {max_updates!r}"
+            )
         self.training = bool(training)
         self.max_updates = None if max_updates is None else int(max_updates)
         self.frozen_at: int | None = None  # update count at which max_updates froze the predictor
-        self.lr, self.gamma, self.update_gap, self.tau = float(lr), float(gamma), int(update_gap), float(tau)
+        self.lr, self.gamma, self.update_gap, self.tau = (
+            float(lr),
+            float(gamma),
+            int(update_gap),
+            float(tau),
+        )
         self.k_inv_d, self.eps_loss, self.window = float(k_inv_d), float(eps_loss), int(window)
-        self.pos_weight, self.pos_threshold, self.hidden = float(pos_weight), float(pos_threshold), int(hidden)
+        self.pos_weight, self.pos_threshold, self.hidden = (
+            float(pos_weight),
+            float(pos_threshold),
+            int(hidden),
+        )
         rng = np.random.default_rng(seed)
-        layers = [_init_linear(rng, N_FEATURES, hidden), _init_linear(rng, hidden, hidden), _init_linear(rng, hidden, 1)]
+        layers = [
+            _init_linear(rng, N_FEATURES, hidden),
+            _init_linear(rng, hidden, hidden),
+            _init_linear(rng, hidden, 1),
+        ]
         self._online: list[np.ndarray] = [a for wb in layers for a in wb]
         self._target: list[np.ndarray] = [a.copy() for a in self._online]
         self.started = False  # training begins after the first collision
@@ -109,7 +143,9 @@ class RiskPredictor:
     def value(self, feats: np.ndarray, target: bool = True) -> np.ndarray:
         """V(s) of the target (default) or online network, shape (N,)."""
         self._sync_from_torch()
-        return self._forward(self._target if target else self._online, np.asarray(feats, np.float32))
+        return self._forward(
+            self._target if target else self._online, np.asarray(feats, np.float32)
+        )
 
     def risk(self, feats: np.ndarray) -> np.ndarray:
         """Phi(s) = clip(V_target(s) + k inv_d, 0, 1) for a batch of 6-feature rows."""
@@ -123,9 +159,13 @@ class RiskPredictor:
 
             def net() -> Any:
                 return torch.nn.Sequential(
-                    torch.nn.Linear(N_FEATURES, self.hidden), torch.nn.ReLU(),
-                    torch.nn.Linear(self.hidden, self.hidden), torch.nn.ReLU(),
-                    torch.nn.Linear(self.hidden, 1), torch.nn.Sigmoid())
+                    torch.nn.Linear(N_FEATURES, self.hidden),
+                    torch.nn.ReLU(),
+                    torch.nn.Linear(self.hidden, self.hidden),
+                    torch.nn.ReLU(),
+                    torch.nn.Linear(self.hidden, 1),
+                    torch.nn.Sigmoid(),
+                )
 
             online, target = net(), net()
             for module, params in ((online, self._online), (target, self._target)):
@@ -134,7 +174,10 @@ class RiskPredictor:
                         t.copy_(torch.from_numpy(np.array(a)))
             try:  # the fused kernel is ~1.6x faster for these batch-1 steps; same algorithm
                 opt = torch.optim.Adam(online.parameters(), lr=self.lr, fused=True)
-            except (RuntimeError, TypeError):  # pragma: no cover - older torch without fused CPU Adam
+            except (
+                RuntimeError,
+                TypeError,
+            ):  # pragma: no cover - older torch without fused CPU Adam
                 opt = torch.optim.Adam(online.parameters(), lr=self.lr)
             self._torch = {"torch": torch, "online": online, "target": target, "opt": opt}
         return self._torch
@@ -145,7 +188,9 @@ class RiskPredictor:
             self._target = [p.detach().numpy().copy() for p in self._torch["target"].parameters()]
             self._torch["dirty"] = False
 
-    def td_targets(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def td_targets(
+        self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(target, weight) of the TD(0) BCE loss for a batch of transitions."""
         v_next = self.value(s_next)
         tgt = np.clip(r + (1.0 - done) * self.gamma * v_next, 0.0, 1.0)
@@ -159,7 +204,9 @@ class RiskPredictor:
         pred = np.clip(self.value(s, target=False), 1e-7, 1 - 1e-7)
         return float(np.mean(-w * (tgt * np.log(pred) + (1 - tgt) * np.log(1 - pred))))
 
-    def update(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray) -> float | None:
+    def update(
+        self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray
+    ) -> float | None:
         """TD(0) Adam steps, one per transition (row) in order, as the release's ``av_safe.update``.
 
         Each row is a batch of one: its target uses the target network as it stands (it moves by
@@ -168,28 +215,41 @@ class RiskPredictor:
         """
         if not self.training or self.converged:
             return None
-        s, s_next = np.asarray(s, np.float32).reshape(-1, N_FEATURES), np.asarray(s_next, np.float32).reshape(-1, N_FEATURES)
+        s, s_next = (
+            np.asarray(s, np.float32).reshape(-1, N_FEATURES),
+            np.asarray(s_next, np.float32).reshape(-1, N_FEATURES),
+        )
         r, done = np.asarray(r, np.float32).reshape(-1), np.asarray(done, np.float32).reshape(-1)
         if not (len(s) == len(s_next) == len(r) == len(done)):
-            raise ValueError(f"RiskPredictor.update: s, s_next, r, done need the same number of rows, got "
-                             f"{len(s)}, {len(s_next)}, {len(r)}, {len(done)}")
+            raise ValueError(
+                f"RiskPredictor.update: s, s_next, r, done need the same number of rows, got "
+                f"{len(s)}, {len(s_next)}, {len(r)}, {len(done)}"
+            )
         T = self._ensure_torch()
         torch, online, target, opt = T["torch"], T["online"], T["target"], T["opt"]
         bce = torch.nn.functional.binary_cross_entropy
         S, S2 = torch.from_numpy(s), torch.from_numpy(s_next)
         with torch.no_grad():  # targets of all rows at once: exact until the next soft update
             v_next = target(S2)[:, 0].numpy().astype(np.float64)
-        stale_from = self.update_gap - self.n_updates % self.update_gap  # rows from here see a moved target
+        stale_from = (
+            self.update_gap - self.n_updates % self.update_gap
+        )  # rows from here see a moved target
         losses = []
         for i in range(len(s)):
             if i >= stale_from and (i - stale_from) % self.update_gap == 0:
                 with torch.no_grad():
                     v_next[i:] = target(S2[i:])[:, 0].numpy()
-            tgt = min(max(float(r[i]) + (1.0 - float(done[i])) * self.gamma * float(v_next[i]), 0.0), 1.0)
+            tgt = min(
+                max(float(r[i]) + (1.0 - float(done[i])) * self.gamma * float(v_next[i]), 0.0), 1.0
+            )
             tgt_risk = min(max(tgt + self.k_inv_d * float(s[i, -2]), 0.0), 1.0)
             w = self.pos_weight if tgt_risk > self.pos_threshold else 1.0
-            pred = online(S[i:i + 1])[:, 0]
-            loss = bce(pred, torch.tensor([tgt], dtype=torch.float32), weight=torch.tensor([w], dtype=torch.float32))
+            pred = online(S[i : i + 1])[:, 0]
+            loss = bce(
+                pred,
+                torch.tensor([tgt], dtype=torch.float32),
+                weight=torch.tensor([w], dtype=torch.float32),
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -233,21 +293,47 @@ class RiskPredictor:
     # ------------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
         self._sync_from_torch()
-        return {"online": [a.copy() for a in self._online], "target": [a.copy() for a in self._target],
-                "started": self.started, "converged": self.converged, "n_updates": self.n_updates,
-                "losses": list(self._losses), "training": self.training,
-                "frozen_at": self.frozen_at, "max_updates": self.max_updates,
-                "hparams": {k: getattr(self, k) for k in ("lr", "gamma", "update_gap", "tau", "k_inv_d",
-                                                          "eps_loss", "window", "pos_weight",
-                                                          "pos_threshold", "hidden")}}
+        return {
+            "online": [a.copy() for a in self._online],
+            "target": [a.copy() for a in self._target],
+            "started": self.started,
+            "converged": self.converged,
+            "n_updates": self.n_updates,
+            "losses": list(self._losses),
+            "training": self.training,
+            "frozen_at": self.frozen_at,
+            "max_updates": self.max_updates,
+            "hparams": {
+                k: getattr(self, k)
+                for k in (
+                    "lr",
+                    "gamma",
+                    "update_gap",
+                    "tau",
+                    "k_inv_d",
+                    "eps_loss",
+                    "window",
+                    "pos_weight",
+                    "pos_threshold",
+                    "hidden",
+                )
+            },
+        }
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the predictor to an ``.npz`` file (weights, counters, hyperparameters)."""
         sd = self.state_dict()
         arrays = {f"online_{i}": a for i, a in enumerate(sd["online"])}
         arrays.update({f"target_{i}": a for i, a in enumerate(sd["target"])})
-        meta = np.array([sd["started"], sd["converged"], sd["n_updates"],
-                         -1 if sd["max_updates"] is None else sd["max_updates"]], dtype=np.int64)
+        meta = np.array(
+            [
+                sd["started"],
+                sd["converged"],
+                sd["n_updates"],
+                -1 if sd["max_updates"] is None else sd["max_updates"],
+            ],
+            dtype=np.int64,
+        )
         hp = np.array([sd["hparams"][k] for k in sorted(sd["hparams"])], dtype=np.float64)
         np.savez(path, meta=meta, hparams=hp, **arrays)
 
@@ -255,8 +341,20 @@ class RiskPredictor:
     def load(cls, path: str | os.PathLike[str], training: bool = False) -> RiskPredictor:
         """Load a saved predictor; ``training=False`` freezes it (ready, risk = Phi)."""
         with np.load(path) as z:
-            keys = sorted(["eps_loss", "gamma", "hidden", "k_inv_d", "lr", "pos_threshold", "pos_weight",
-                           "tau", "update_gap", "window"])
+            keys = sorted(
+                [
+                    "eps_loss",
+                    "gamma",
+                    "hidden",
+                    "k_inv_d",
+                    "lr",
+                    "pos_threshold",
+                    "pos_weight",
+                    "tau",
+                    "update_gap",
+                    "window",
+                ]
+            )
             hp = dict(zip(keys, z["hparams"].tolist()))
             for k in ("hidden", "update_gap", "window"):
                 hp[k] = int(hp[k])

@@ -38,8 +38,15 @@ if TYPE_CHECKING:
     from icml26.envs.driving.feasibility import FeasibilityParams
     from icml26.envs.driving.sim import KinematicWorld, PlannerParams
 
-__all__ = ["StepOne", "step_scene", "observation_one", "boxes_overlap_one", "project_one", "route_point_one",
-           "sigma_one"]
+__all__ = [
+    "StepOne",
+    "step_scene",
+    "observation_one",
+    "boxes_overlap_one",
+    "project_one",
+    "route_point_one",
+    "sigma_one",
+]
 
 _PI, _TWO_PI, _HALF_PI = math.pi, 2 * math.pi, math.pi / 2
 _INF = math.inf
@@ -54,24 +61,73 @@ def _wrap(a: float) -> float:
 class StepOne:
     """What one scene's step produces, as Python scalars (``StepResult`` for N = 1)."""
 
-    __slots__ = ("risk", "sigma_t", "sigma", "ttc", "collision", "adversary_collision", "terminated", "truncated",
-                 "phi_used", "distance", "completion", "off_road", "obs")
+    __slots__ = (
+        "risk",
+        "sigma_t",
+        "sigma",
+        "ttc",
+        "collision",
+        "adversary_collision",
+        "terminated",
+        "truncated",
+        "phi_used",
+        "distance",
+        "completion",
+        "off_road",
+        "obs",
+    )
 
-    def __init__(self, risk: float, sigma_t: float, sigma: float, ttc: float, collision: bool,
-                 adversary_collision: bool, terminated: bool, truncated: bool, phi_used: bool, distance: float,
-                 completion: float, off_road: bool, obs: np.ndarray | None = None) -> None:
-        self.risk, self.sigma_t, self.sigma, self.ttc = float(risk), float(sigma_t), float(sigma), float(ttc)
+    def __init__(
+        self,
+        risk: float,
+        sigma_t: float,
+        sigma: float,
+        ttc: float,
+        collision: bool,
+        adversary_collision: bool,
+        terminated: bool,
+        truncated: bool,
+        phi_used: bool,
+        distance: float,
+        completion: float,
+        off_road: bool,
+        obs: np.ndarray | None = None,
+    ) -> None:
+        self.risk, self.sigma_t, self.sigma, self.ttc = (
+            float(risk),
+            float(sigma_t),
+            float(sigma),
+            float(ttc),
+        )
         self.collision, self.adversary_collision = bool(collision), bool(adversary_collision)
-        self.terminated, self.truncated, self.phi_used = bool(terminated), bool(truncated), bool(phi_used)
-        self.distance, self.completion, self.off_road = float(distance), float(completion), bool(off_road)
+        self.terminated, self.truncated, self.phi_used = (
+            bool(terminated),
+            bool(truncated),
+            bool(phi_used),
+        )
+        self.distance, self.completion, self.off_road = (
+            float(distance),
+            float(completion),
+            bool(off_road),
+        )
         self.obs = obs  # the (27,) observation after the step, when the step computed it
 
 
 # --------------------------------------------------------------------------- geometry
 
 
-def boxes_overlap_one(x1: float, y1: float, h1: float, l1: float, w1: float,
-                      x2: float, y2: float, h2: float, l2: float, w2: float) -> bool:
+def boxes_overlap_one(
+    x1: float,
+    y1: float,
+    h1: float,
+    l1: float,
+    w1: float,
+    x2: float,
+    y2: float,
+    h2: float,
+    l2: float,
+    w2: float,
+) -> bool:
     """Separating-axis test between two oriented boxes (``sim.boxes_overlap`` for one pair)."""
     dx, dy = x2 - x1, y2 - y1
     c1, s1, c2, s2 = _cos(h1), _sin(h1), _cos(h2), _sin(h2)
@@ -90,17 +146,37 @@ def prepare_route(prims: list[list[float]]) -> list[tuple[float, ...]]:
     for typ, x0, y0, h0, ln, sw, s0, _ in prims:
         ch, sh = _cos(h0), _sin(h0)
         sign = 1.0 if sw >= 0 else -1.0
-        out.append((typ > 0.5, x0, y0, h0, ln, sw, s0, ch, sh, sign, x0 - sign * ln * sh, y0 + sign * ln * ch,
-                    h0 - sign * _HALF_PI, abs(sw)))
+        out.append(
+            (
+                typ > 0.5,
+                x0,
+                y0,
+                h0,
+                ln,
+                sw,
+                s0,
+                ch,
+                sh,
+                sign,
+                x0 - sign * ln * sh,
+                y0 + sign * ln * ch,
+                h0 - sign * _HALF_PI,
+                abs(sw),
+            )
+        )
     return out
 
 
-def project_one(prims: list[list[float]], qx: float, qy: float) -> tuple[float, float, float, float]:
+def project_one(
+    prims: list[list[float]], qx: float, qy: float
+) -> tuple[float, float, float, float]:
     """(s, lateral, route heading, distance) of a point on one route (``sim.project_on_route``)."""
     return project_prepared(prepare_route(prims), qx, qy)
 
 
-def project_prepared(route: list[tuple[float, ...]], qx: float, qy: float) -> tuple[float, float, float, float]:
+def project_prepared(
+    route: list[tuple[float, ...]], qx: float, qy: float
+) -> tuple[float, float, float, float]:
     """:func:`project_one` on a route from :func:`prepare_route` (the same arithmetic)."""
     best: tuple[float, float, float, float] | None = None
     for arc, x0, y0, h0, ln, _sw, s0, ch, sh, sign, cx, cy, th0, abs_sw in route:
@@ -148,19 +224,29 @@ def route_point_one(prims: list[list[float]], total: float, s: float) -> tuple[f
 def _rss_same(v_rear: float, v_front: float, rho: float, p: FeasibilityParams) -> float:
     v_rear, v_front = max(v_rear, 0.0), max(v_front, 0.0)
     a = v_rear + rho * p.rss_a_acc
-    d = (v_rear * rho + 0.5 * p.rss_a_acc * rho**2 + a * a / (2 * p.rss_b_min) - v_front * v_front / (2 * p.rss_b_max))
+    d = (
+        v_rear * rho
+        + 0.5 * p.rss_a_acc * rho**2
+        + a * a / (2 * p.rss_b_min)
+        - v_front * v_front / (2 * p.rss_b_max)
+    )
     return max(d, 0.0)
 
 
 def _rss_lat(v1: float, v2: float, p: FeasibilityParams) -> float:
     rho, a = max(p.rho_ego, p.rho_npc), p.rss_a_lat
     v1r, v2r = v1 + rho * a, v2 - rho * a
-    d = (2 * v1 + rho * a) / 2 * rho + v1r * v1r / (2 * p.rss_b_lat_min) - (
-        (2 * v2 - rho * a) / 2 * rho - v2r * v2r / (2 * p.rss_b_lat_min))
+    d = (
+        (2 * v1 + rho * a) / 2 * rho
+        + v1r * v1r / (2 * p.rss_b_lat_min)
+        - ((2 * v2 - rho * a) / 2 * rho - v2r * v2r / (2 * p.rss_b_lat_min))
+    )
     return p.rss_mu + max(d, 0.0)
 
 
-def sigma_one(ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityParams, same_dir_rad: float) -> float:
+def sigma_one(
+    ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityParams, same_dir_rad: float
+) -> float:
     """``feasibility.sigma_batch`` for one (ego, NPC) pair present: [x, y, yaw, vx, vy, half_l, half_w] each."""
     x, y, yaw, evx, evy, L_av, W_av = ego
     nxp, nyp, nyaw, nvx, nvy, L_npc, W_npc = npc
@@ -177,14 +263,19 @@ def sigma_one(ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityPara
             if vax <= vnx + eps:
                 d_phys_x = 0.0
             else:
-                d_stop = abs(vnx * vnx / (2.0 * (p.a_lon_npc + eps)) - vax * vax / (2.0 * (p.a_lon_av + eps)))
+                d_stop = abs(
+                    vnx * vnx / (2.0 * (p.a_lon_npc + eps)) - vax * vax / (2.0 * (p.a_lon_av + eps))
+                )
                 if p.a_lon_av <= p.a_lon_npc + eps:
                     d_equal = 0.0
                 else:
                     d_equal = (vax - vnx) * (vax - vnx) / (2.0 * (p.a_lon_av - p.a_lon_npc))
                 d_phys_x = max(d_stop, d_equal)
         else:
-            d_phys_x = max(vax * vax / (2.0 * (p.a_lon_av + eps)) + vnx * vnx / (2.0 * (p.a_lon_npc + eps)), 0.0)
+            d_phys_x = max(
+                vax * vax / (2.0 * (p.a_lon_av + eps)) + vnx * vnx / (2.0 * (p.a_lon_npc + eps)),
+                0.0,
+            )
         sgn_a = (vay > 0) - (vay < 0)
         sgn_n = (vny > 0) - (vny < 0)
         if sgn_a == sgn_n and abs(vay) > eps and abs(vny) > eps:
@@ -196,15 +287,23 @@ def sigma_one(ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityPara
             else:
                 d_phys_y = p.inf_dist
         else:
-            d_phys_y = vay * vay / (2.0 * (p.a_lat_av + eps)) + vny * vny / (2.0 * (p.a_lat_npc + eps))
+            d_phys_y = vay * vay / (2.0 * (p.a_lat_av + eps)) + vny * vny / (
+                2.0 * (p.a_lat_npc + eps)
+            )
     else:
         if same_dir:
-            d_phys_x = _rss_same(vax, vnx, p.rho_ego, p) if dx >= 0 else _rss_same(vnx, vax, p.rho_npc, p)
+            d_phys_x = (
+                _rss_same(vax, vnx, p.rho_ego, p) if dx >= 0 else _rss_same(vnx, vax, p.rho_npc, p)
+            )
         else:
             va, vn = abs(vax), abs(vnx)
             v1r, v2r = va + p.rho_ego * p.rss_a_acc, vn + p.rho_npc * p.rss_a_acc
-            d_phys_x = ((va + v1r) / 2 * p.rho_ego + v1r * v1r / (2 * p.rss_b_min_correct)
-                        + (vn + v2r) / 2 * p.rho_npc + v2r * v2r / (2 * p.rss_b_min))
+            d_phys_x = (
+                (va + v1r) / 2 * p.rho_ego
+                + v1r * v1r / (2 * p.rss_b_min_correct)
+                + (vn + v2r) / 2 * p.rho_npc
+                + v2r * v2r / (2 * p.rss_b_min)
+            )
         d_phys_y = _rss_lat(-vny, -vay, p) if dy >= 0 else _rss_lat(vay, vny, p)
     if d_phys_x >= 0.9 * p.inf_dist or d_phys_y >= 0.9 * p.inf_dist:
         return -1.0
@@ -250,38 +349,104 @@ def sigma_one(ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityPara
 class _Scene:
     """Row 0 of a world's arrays as Python lists (bodies 0..2) and floats."""
 
-    __slots__ = ("kind", "x", "y", "yaw", "v", "beta", "L", "W", "vx", "vy", "ax", "ay", "frozen", "a_max",
-                 "b_max", "v_max", "scn", "prims", "total", "ego_s", "ego_lat", "ego_head", "lat_target", "proj")
+    __slots__ = (
+        "kind",
+        "x",
+        "y",
+        "yaw",
+        "v",
+        "beta",
+        "L",
+        "W",
+        "vx",
+        "vy",
+        "ax",
+        "ay",
+        "frozen",
+        "a_max",
+        "b_max",
+        "v_max",
+        "scn",
+        "prims",
+        "total",
+        "ego_s",
+        "ego_lat",
+        "ego_head",
+        "lat_target",
+        "proj",
+    )
 
     def __init__(self, w: KinematicWorld) -> None:
         self.kind = w.kind[0].tolist()
-        self.x, self.y, self.yaw, self.v = w.x[0].tolist(), w.y[0].tolist(), w.yaw[0].tolist(), w.v[0].tolist()
+        self.x, self.y, self.yaw, self.v = (
+            w.x[0].tolist(),
+            w.y[0].tolist(),
+            w.yaw[0].tolist(),
+            w.v[0].tolist(),
+        )
         self.beta, self.L, self.W = w.beta[0].tolist(), w.length[0].tolist(), w.width[0].tolist()
-        self.vx, self.vy, self.ax, self.ay = w.vx[0].tolist(), w.vy[0].tolist(), w.ax[0].tolist(), w.ay[0].tolist()
+        self.vx, self.vy, self.ax, self.ay = (
+            w.vx[0].tolist(),
+            w.vy[0].tolist(),
+            w.ax[0].tolist(),
+            w.ay[0].tolist(),
+        )
         self.frozen = w.frozen[0].tolist()
-        self.a_max, self.b_max, self.v_max = w.a_max[0].tolist(), w.b_max[0].tolist(), w.v_max[0].tolist()
+        self.a_max, self.b_max, self.v_max = (
+            w.a_max[0].tolist(),
+            w.b_max[0].tolist(),
+            w.v_max[0].tolist(),
+        )
         self.scn = int(w.scn[0])
         self.prims, self.total = _ROUTES[self.scn]
-        self.ego_s, self.ego_lat, self.ego_head = float(w.ego_s[0]), float(w.ego_lat[0]), float(w.ego_head[0])
+        self.ego_s, self.ego_lat, self.ego_head = (
+            float(w.ego_s[0]),
+            float(w.ego_lat[0]),
+            float(w.ego_head[0]),
+        )
         self.lat_target = float(w.lat_target[0])
         s, lat, head = w.act_proj
-        self.proj = [None, (float(s[0, 0]), float(lat[0, 0]), float(head[0, 0])),
-                     (float(s[0, 1]), float(lat[0, 1]), float(head[0, 1]))]
+        self.proj = [
+            None,
+            (float(s[0, 0]), float(lat[0, 0]), float(head[0, 0])),
+            (float(s[0, 1]), float(lat[0, 1]), float(head[0, 1])),
+        ]
 
 
-def _python_tables() -> tuple[dict[int, tuple[list[list[float]], float]], dict[int, list[tuple[float, ...]]],
-                                dict[str, list[Any]]]:
+def _python_tables() -> tuple[
+    dict[int, tuple[list[list[float]], float]],
+    dict[int, list[tuple[float, ...]]],
+    dict[str, list[Any]],
+]:
     """Python-list copies of the layout tables (:data:`constants.TABLES`): lists index faster than arrays."""
     tb = TABLES
     prims = tb["prims"]
-    routes = {i: (prims[i].tolist(), float((prims[i, :, 6] + prims[i, :, 7]).max())) for i in range(1, len(prims))}
+    routes = {
+        i: (prims[i].tolist(), float((prims[i, :, 6] + prims[i, :, 7]).max()))
+        for i in range(1, len(prims))
+    }
     prepared = {i: prepare_route(r[0]) for i, r in routes.items()}
-    tab = {k: tb[k].tolist() for k in ("adv_base", "adv_scale", "lead_after", "route_len", "max_dist", "j_entry",
-                                        "j_exit", "passing", "rects", "route_end")}
+    tab = {
+        k: tb[k].tolist()
+        for k in (
+            "adv_base",
+            "adv_scale",
+            "lead_after",
+            "route_len",
+            "max_dist",
+            "j_entry",
+            "j_exit",
+            "passing",
+            "rects",
+            "route_end",
+        )
+    }
     return routes, prepared, tab
 
 
-_ROUTES, _PREPARED, _TAB = _python_tables()  # scenario -> (primitives, length), prepared route, constants
+_ROUTES, _PREPARED, _TAB = (
+    _python_tables()
+)  # scenario -> (primitives, length), prepared route, constants
 
 
 def _leaders_one(sc: _Scene, lat_center: float) -> list[tuple[float, float, float, float]]:
@@ -309,7 +474,10 @@ def _update_passing(w: KinematicWorld, sc: _Scene, P: PlannerParams) -> None:
     v = sc.v[0]
     lead = _leaders_one(sc, 0.0)
     dyn = [False] + [sc.kind[j] != KIND_NONE and sc.kind[j] != KIND_STATIC for j in (1, 2)]
-    stopped = [math.isfinite(g) and abs(sc.v[j]) < 0.5 and g < 25.0 for j, (g, _, _, _) in zip((1, 2), lead)]
+    stopped = [
+        math.isfinite(g) and abs(sc.v[j]) < 0.5 and g < 25.0
+        for j, (g, _, _, _) in zip((1, 2), lead)
+    ]
     has_obst = stopped[0] or stopped[1]
     o = 0 if stopped[0] or not stopped[1] else 1
     s_obst, len_obst, gap_obst = lead[o][2], sc.L[1 + o], lead[o][0]
@@ -324,7 +492,9 @@ def _update_passing(w: KinematicWorld, sc: _Scene, P: PlannerParams) -> None:
         t_pass = (gap_obst + len_obst + 12.0) / max(v, 4.0) + P.pass_time_margin
         clear = not any(in_pass[k] and t_meet[k] < t_pass for k in (0, 1))
     else:
-        clear = not any(in_pass[k] and ahead[k] > -8.0 and ahead[k] < P.pass_clear_ahead for k in (0, 1))
+        clear = not any(
+            in_pass[k] and ahead[k] > -8.0 and ahead[k] < P.pass_clear_ahead for k in (0, 1)
+        )
     passing = bool(w.passing[0])
     start = not passing and has_obst and clear
     passing = passing or start
@@ -365,8 +535,21 @@ def _predictive_brake(w: KinematicWorld, sc: _Scene, P: PlannerParams) -> float:
             tk = k * step
             px, py, ph = route_point_one(sc.prims, sc.total, sc.ego_s + v_pred * tk)
             ex, ey = px - _sin(ph) * lat, py + _cos(ph) * lat
-            if any(boxes_overlap_one(ex, ey, ph, el, ew, sc.x[j] + sc.vx[j] * tk, sc.y[j] + sc.vy[j] * tk,
-                                     sc.yaw[j], sc.L[j], sc.W[j]) for j in others):
+            if any(
+                boxes_overlap_one(
+                    ex,
+                    ey,
+                    ph,
+                    el,
+                    ew,
+                    sc.x[j] + sc.vx[j] * tk,
+                    sc.y[j] + sc.vy[j] * tk,
+                    sc.yaw[j],
+                    sc.L[j],
+                    sc.W[j],
+                )
+                for j in others
+            ):
                 t_conf = tk
                 break
     half = 0.5 * L0
@@ -453,7 +636,7 @@ def reset_measure_one(w: KinematicWorld) -> None:
     w.feat_prev[0] = feat
 
 
-def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | None) -> StepOne:
+def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | None) -> StepOne:  # noqa: C901
     """One step of scene 0 of a one-scene world, identical to ``KinematicWorld.step`` (see the module doc)."""
     sc = _Scene(w)
     tb = _TAB
@@ -477,7 +660,10 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     if w.action_mode == "speed":
         target = tb["adv_base"][scn] + tb["adv_scale"][scn] * adv[0]
         lead_after = tb["lead_after"][scn]
-        if lead_after > 0 and _hypot(X[1] - float(w.spawn_x[0, 1]), Y[1] - float(w.spawn_y[0, 1])) < lead_after:
+        if (
+            lead_after > 0
+            and _hypot(X[1] - float(w.spawn_x[0, 1]), Y[1] - float(w.spawn_y[0, 1])) < lead_after
+        ):
             target = SCRIPTED_REACH
         acc[1] = min(max((max(target, 0.0) - V[1]) / DT, -sc.b_max[1]), sc.a_max[1])
     else:
@@ -520,8 +706,13 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     # ---- collisions
     hits = []
     for a, b in _PAIRS:
-        hits.append(KIND[a] != KIND_NONE and KIND[b] != KIND_NONE
-                    and boxes_overlap_one(X[a], Y[a], YAW[a], L[a], sc.W[a], X[b], Y[b], YAW[b], L[b], sc.W[b]))
+        hits.append(
+            KIND[a] != KIND_NONE
+            and KIND[b] != KIND_NONE
+            and boxes_overlap_one(
+                X[a], Y[a], YAW[a], L[a], sc.W[a], X[b], Y[b], YAW[b], L[b], sc.W[b]
+            )
+        )
     collision = hits[0] or hits[1]
     newly = hits[2] and not frozen[1]
     if hits[2]:
@@ -565,7 +756,12 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     w.x[0], w.y[0], w.yaw[0], w.v[0], w.beta[0] = X, Y, YAW, V, BETA
     w.vx[0], w.vy[0], w.ax[0], w.ay[0] = sc.vx, sc.vy, sc.ax, sc.ay
     w.frozen[0] = frozen
-    w.ego_s[0], w.ego_lat[0], w.ego_head[0], w.lat_target[0] = sc.ego_s, sc.ego_lat, sc.ego_head, sc.lat_target
+    w.ego_s[0], w.ego_lat[0], w.ego_head[0], w.lat_target[0] = (
+        sc.ego_s,
+        sc.ego_lat,
+        sc.ego_head,
+        sc.lat_target,
+    )
     s_act, lat_act, head_act = w.act_proj
     for j in (1, 2):
         if KIND[j] != KIND_NONE:
@@ -586,7 +782,12 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
         if phi.started:
             fp = w.feat_prev[0]
             r_td = np.float32(collision) + phi.gamma * feat[-2] - fp[-2]
-            phi.update(fp[None], feat[None], np.array([r_td], np.float32), np.array([terminated], np.float32))
+            phi.update(
+                fp[None],
+                feat[None],
+                np.array([r_td], np.float32),
+                np.array([terminated], np.float32),
+            )
     w.sigma_prev[0] = sig
     w.feat_prev[0] = feat
     m["j_risk"][0] += risk
@@ -600,13 +801,26 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     m["steps"][0] += 1.0
     if ttc < m["min_ttc"][0]:
         m["min_ttc"][0] = ttc
-    return StepOne(risk=risk, sigma_t=sigma_t, sigma=sig, ttc=ttc, collision=collision, adversary_collision=newly,
-                   terminated=terminated, truncated=truncated, phi_used=phi_used,
-                   distance=dist if present else _INF, completion=completion, off_road=not on_road,
-                   obs=_observation_from(KIND, X, Y, YAW, sc.vx, sc.vy, sc.ax, sc.ay))
+    return StepOne(
+        risk=risk,
+        sigma_t=sigma_t,
+        sigma=sig,
+        ttc=ttc,
+        collision=collision,
+        adversary_collision=newly,
+        terminated=terminated,
+        truncated=truncated,
+        phi_used=phi_used,
+        distance=dist if present else _INF,
+        completion=completion,
+        off_road=not on_road,
+        obs=_observation_from(KIND, X, Y, YAW, sc.vx, sc.vy, sc.ax, sc.ay),
+    )
 
 
-def measure_one(w: KinematicWorld, sc: _Scene, vehicle_front: float) -> tuple[float, np.ndarray, float, float, bool]:
+def measure_one(
+    w: KinematicWorld, sc: _Scene, vehicle_front: float
+) -> tuple[float, np.ndarray, float, float, bool]:
     """sigma, Phi's features (float32), TTC, distance and presence for the closest dynamic NPC (``_measure``)."""
     X, Y = sc.x, sc.y
     best, d_best = 1, _INF
@@ -630,8 +844,17 @@ def measure_one(w: KinematicWorld, sc: _Scene, vehicle_front: float) -> tuple[fl
     dot = rx * rvx + ry * rvy
     closing = max(0.0, -dot / dist)
     ttc = dist / closing if closing > 0 else _INF
-    feat = np.array([sc.ego_lat, -yaw_err, sc.v[0], vehicle_front, 1.0 / (dist + 1.0), math.tanh(dot / dist / 10.0)],
-                    dtype=np.float32)
+    feat = np.array(
+        [
+            sc.ego_lat,
+            -yaw_err,
+            sc.v[0],
+            vehicle_front,
+            1.0 / (dist + 1.0),
+            math.tanh(dot / dist / 10.0),
+        ],
+        dtype=np.float32,
+    )
     return sig, feat, ttc, dist, True
 
 
@@ -647,12 +870,28 @@ def _same_dir_rad(p: FeasibilityParams) -> float:
 
 def observation_one(w: KinematicWorld) -> np.ndarray:
     """(27,) float32: ``KinematicWorld.observation()[0]``."""
-    return _observation_from(w.kind[0].tolist(), w.x[0].tolist(), w.y[0].tolist(), w.yaw[0].tolist(),
-                             w.vx[0].tolist(), w.vy[0].tolist(), w.ax[0].tolist(), w.ay[0].tolist())
+    return _observation_from(
+        w.kind[0].tolist(),
+        w.x[0].tolist(),
+        w.y[0].tolist(),
+        w.yaw[0].tolist(),
+        w.vx[0].tolist(),
+        w.vy[0].tolist(),
+        w.ax[0].tolist(),
+        w.ay[0].tolist(),
+    )
 
 
-def _observation_from(kind: list[int], x: list[float], y: list[float], yaw: list[float], vx: list[float],
-                      vy: list[float], ax: list[float], ay: list[float]) -> np.ndarray:
+def _observation_from(
+    kind: list[int],
+    x: list[float],
+    y: list[float],
+    yaw: list[float],
+    vx: list[float],
+    vy: list[float],
+    ax: list[float],
+    ay: list[float],
+) -> np.ndarray:
     out: list[float] = []
     for j in range(3):
         if kind[j] == KIND_NONE:

@@ -54,8 +54,18 @@ from icml26.envs.driving.scenarios import (
     LAYOUTS,
 )
 
-__all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "N_BODIES", "OBS_PER_ACTOR", "EGO_OBS_DIM",
-           "boxes_overlap", "project_on_route", "DT"]
+__all__ = [
+    "KinematicWorld",
+    "PlannerParams",
+    "PLANNERS",
+    "N_BODIES",
+    "OBS_PER_ACTOR",
+    "EGO_OBS_DIM",
+    "boxes_overlap",
+    "project_on_route",
+    "DT",
+]
+
 
 @dataclass(frozen=True)
 class PlannerParams:
@@ -80,7 +90,9 @@ class PlannerParams:
 
 PLANNERS = {
     "idm": PlannerParams("idm"),
-    "cautious": PlannerParams("cautious", v_target=8.0, time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0),
+    "cautious": PlannerParams(
+        "cautious", v_target=8.0, time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0
+    ),
 }
 
 
@@ -159,8 +171,6 @@ def route_point(prims: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
 # --------------------------------------------------------------------------- the world
 
 
-
-
 @dataclass
 class StepResult:
     """Everything one batched step produces (arrays of length N)."""
@@ -190,9 +200,17 @@ class KinematicWorld:
         max_steps: steps per episode (300 = 30 s).
     """
 
-    def __init__(self, n: int, scenarios: tuple[int, ...], action_mode: str = "speed", planner: str = "idm",
-                 feasibility: FeasibilityParams | None = None, phi: RiskPredictor | None = None,
-                 max_steps: int = 300, ego_residual: bool = False) -> None:
+    def __init__(
+        self,
+        n: int,
+        scenarios: tuple[int, ...],
+        action_mode: str = "speed",
+        planner: str = "idm",
+        feasibility: FeasibilityParams | None = None,
+        phi: RiskPredictor | None = None,
+        max_steps: int = 300,
+        ego_residual: bool = False,
+    ) -> None:
         self.n = int(n)
         self.scenarios = np.asarray(scenarios, dtype=np.int64)
         self.action_mode = action_mode
@@ -229,7 +247,9 @@ class KinematicWorld:
         self.ego_head = np.zeros(N)
         self.lane_prev = np.zeros(N, dtype=np.int64)
         self.last_ego_control = np.zeros((N, 2))
-        self.fast = True  # one scene: step in Python floats (icml26.envs.driving.scalar), same results
+        self.fast = (
+            True  # one scene: step in Python floats (icml26.envs.driving.scalar), same results
+        )
 
     @property
     def fast_path(self) -> bool:
@@ -238,19 +258,39 @@ class KinematicWorld:
 
     # ------------------------------------------------------------------ reset
     def _reset_metrics(self, idx: np.ndarray) -> None:
-        for k in ("driven", "off_road", "dist_route", "lane_inv", "acc_sum", "yaw_change", "collided",
-                  "adv_other", "completion", "j_risk", "j_sigma", "steps", "feasible", "min_ttc",
-                  "feasible_strict", "min_sigma"):
+        for k in (
+            "driven",
+            "off_road",
+            "dist_route",
+            "lane_inv",
+            "acc_sum",
+            "yaw_change",
+            "collided",
+            "adv_other",
+            "completion",
+            "j_risk",
+            "j_sigma",
+            "steps",
+            "feasible",
+            "min_ttc",
+            "feasible_strict",
+            "min_sigma",
+        ):
             if k not in self.metrics:
                 self.metrics[k] = np.zeros(self.n)
             self.metrics[k][idx] = np.inf if k == "min_ttc" else (1.0 if k == "min_sigma" else 0.0)
 
-    def reset(self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None) -> None:
+    def reset(
+        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
+    ) -> None:
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
         idx = np.asarray(idx, dtype=np.int64)
         if scenario is None:
-            scenario = self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))] if len(
-                self.scenarios) > 1 else np.full(len(idx), self.scenarios[0])
+            scenario = (
+                self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))]
+                if len(self.scenarios) > 1
+                else np.full(len(idx), self.scenarios[0])
+            )
         jit = rng.uniform(-1.0, 1.0, size=(len(idx), N_BODIES))
         for r, (i, sc) in enumerate(zip(idx, scenario)):
             lay = LAYOUTS[int(sc)]
@@ -292,8 +332,20 @@ class KinematicWorld:
         if self.fast_path:
             return observation_one(self)[None]
         present = (self.kind != KIND_NONE)[:, :, None]
-        obs = np.stack([self.x, self.y, _wrap(self.yaw), np.cos(self.yaw), np.sin(self.yaw),
-                        self.vx, self.vy, self.ax, self.ay], axis=2)
+        obs = np.stack(
+            [
+                self.x,
+                self.y,
+                _wrap(self.yaw),
+                np.cos(self.yaw),
+                np.sin(self.yaw),
+                self.vx,
+                self.vy,
+                self.ax,
+                self.ay,
+            ],
+            axis=2,
+        )
         return (obs * present).reshape(self.n, -1).astype(np.float32)
 
     def ego_observation(self) -> np.ndarray:
@@ -326,7 +378,9 @@ class KinematicWorld:
         lead = self._leaders(self.lat_target)
         self.vehicle_front = ((lead[0] < 20.0).any(axis=1)).astype(np.float64)
 
-    def _leaders(self, lat_center: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _leaders(
+        self, lat_center: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Gap (inf if not in the corridor ahead), along-route speed, s and lateral of bodies 1..2."""
         s, lat, head = self.act_proj
         rel = self.yaw[:, 1:] - head
@@ -373,7 +427,9 @@ class KinematicWorld:
         gap, v_lead, _, _ = self._leaders(self.lat_target)
         free = 1.0 - (v / np.maximum(v_des, 0.1)) ** 4
         dv = v[:, None] - v_lead
-        s_star = P.min_gap + np.maximum(0.0, v[:, None] * P.time_headway + v[:, None] * dv / (2 * np.sqrt(P.a_max * P.b_comf)))
+        s_star = P.min_gap + np.maximum(
+            0.0, v[:, None] * P.time_headway + v[:, None] * dv / (2 * np.sqrt(P.a_max * P.b_comf))
+        )
         inter = np.where(np.isfinite(gap), (s_star / gap) ** 2, 0.0).max(axis=1)
         acc = P.a_max * (free - inter)
         close = (gap < P.emergency_distance).any(axis=1) & (v > 0.5)
@@ -396,8 +452,12 @@ class KinematicWorld:
         gap_obst = np.take_along_axis(gap, obst, axis=1)[:, 0]
         in_pass_lane = dyn & (np.abs(lat_a - LANE) < 2.5)
         ahead = s_a - self.ego_s[:, None]
-        t_meet = np.where(ahead > -8.0, ahead / np.maximum(v[:, None] + np.abs(self.v[:, 1:]), 1.0), np.inf)
-        if P.predict:  # cautious: time gap to the oncoming car must exceed the passing time + margin
+        t_meet = np.where(
+            ahead > -8.0, ahead / np.maximum(v[:, None] + np.abs(self.v[:, 1:]), 1.0), np.inf
+        )
+        if (
+            P.predict
+        ):  # cautious: time gap to the oncoming car must exceed the passing time + margin
             t_pass = (gap_obst + len_obst + 12.0) / np.maximum(v, 4.0) + P.pass_time_margin
             clear = ~(in_pass_lane & (t_meet < t_pass[:, None])).any(axis=1)
         else:  # idm: clear if no car in the oncoming lane within pass_clear_ahead metres
@@ -433,15 +493,27 @@ class KinematicWorld:
         # followers (behind the ego, same heading) are theirs to avoid: braking for them invites a rear-end
         c0, s0 = np.cos(self.yaw[:, :1]), np.sin(self.yaw[:, :1])
         rel_x = c0 * (self.x[:, 1:] - self.x[:, :1]) + s0 * (self.y[:, 1:] - self.y[:, :1])
-        follower = (rel_x < -0.5 * self.length[:, :1]) & (np.abs(_wrap(self.yaw[:, 1:] - self.yaw[:, :1])) < np.pi / 3)
+        follower = (rel_x < -0.5 * self.length[:, :1]) & (
+            np.abs(_wrap(self.yaw[:, 1:] - self.yaw[:, :1])) < np.pi / 3
+        )
         dyn &= ~follower
         t_conf = np.full(N, np.inf)
         for j in range(1, N_BODIES):
-            ox = self.x[:, j:j + 1] + self.vx[:, j:j + 1] * times[None, :]
-            oy = self.y[:, j:j + 1] + self.vy[:, j:j + 1] * times[None, :]
-            hit = boxes_overlap(ex, ey, eh, self.length[:, :1] + 1.0, self.width[:, :1] + 0.4,
-                                ox, oy, self.yaw[:, j:j + 1], self.length[:, j:j + 1], self.width[:, j:j + 1])
-            hit &= dyn[:, j - 1:j]
+            ox = self.x[:, j : j + 1] + self.vx[:, j : j + 1] * times[None, :]
+            oy = self.y[:, j : j + 1] + self.vy[:, j : j + 1] * times[None, :]
+            hit = boxes_overlap(
+                ex,
+                ey,
+                eh,
+                self.length[:, :1] + 1.0,
+                self.width[:, :1] + 0.4,
+                ox,
+                oy,
+                self.yaw[:, j : j + 1],
+                self.length[:, j : j + 1],
+                self.width[:, j : j + 1],
+            )
+            hit &= dyn[:, j - 1 : j]
             first = np.where(hit.any(axis=1), times[np.argmax(hit, axis=1)], np.inf)
             t_conf = np.minimum(t_conf, first)
         # yield before the junction, never stop inside it (clear the junction instead)
@@ -466,14 +538,27 @@ class KinematicWorld:
         if self.fast_path:
             return step_scene(self, adv, ego_control)
         r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
-        return StepOne(risk=r.risk[0], sigma_t=r.sigma_t[0], sigma=r.sigma[0], ttc=r.ttc[0],
-                       collision=r.collision[0], adversary_collision=r.adversary_collision[0],
-                       terminated=r.terminated[0], truncated=r.truncated[0], phi_used=r.phi_used,
-                       distance=r.extra["distance"][0], completion=r.extra["completion"][0],
-                       off_road=r.extra["off_road"][0])
+        return StepOne(
+            risk=r.risk[0],
+            sigma_t=r.sigma_t[0],
+            sigma=r.sigma[0],
+            ttc=r.ttc[0],
+            collision=r.collision[0],
+            adversary_collision=r.adversary_collision[0],
+            terminated=r.terminated[0],
+            truncated=r.truncated[0],
+            phi_used=r.phi_used,
+            distance=r.extra["distance"][0],
+            completion=r.extra["completion"][0],
+            off_road=r.extra["off_road"][0],
+        )
 
-    def step(self, adv_action: np.ndarray, ego_control: np.ndarray | None = None,
-             active: np.ndarray | None = None) -> StepResult:
+    def step(
+        self,
+        adv_action: np.ndarray,
+        ego_control: np.ndarray | None = None,
+        active: np.ndarray | None = None,
+    ) -> StepResult:
         """Advance every scene by DT. ``adv_action`` (N, 1) or (N, 2) in [-1, 1].
 
         ``ego_control`` (N, 2) in [-1, 1] (scaled by 3 m/s^2 and 0.3 rad) when the planner is
@@ -482,15 +567,29 @@ class KinematicWorld:
         set ``world.fast = False`` for the batched path).
         """
         if active is None and self.fast_path:
-            one = step_scene(self, np.asarray(adv_action, dtype=np.float64).reshape(-1).tolist(),
-                             None if ego_control is None else np.asarray(ego_control, dtype=np.float64).reshape(-1).tolist())
+            one = step_scene(
+                self,
+                np.asarray(adv_action, dtype=np.float64).reshape(-1).tolist(),
+                None
+                if ego_control is None
+                else np.asarray(ego_control, dtype=np.float64).reshape(-1).tolist(),
+            )
             return StepResult(
-                risk=np.array([one.risk]), sigma_t=np.array([one.sigma_t]), sigma=np.array([one.sigma]),
-                ttc=np.array([one.ttc]), collision=np.array([one.collision]),
-                adversary_collision=np.array([one.adversary_collision]), terminated=np.array([one.terminated]),
-                truncated=np.array([one.truncated]), phi_used=one.phi_used,
-                extra={"distance": np.array([one.distance]), "completion": np.array([one.completion]),
-                       "off_road": np.array([one.off_road])})
+                risk=np.array([one.risk]),
+                sigma_t=np.array([one.sigma_t]),
+                sigma=np.array([one.sigma]),
+                ttc=np.array([one.ttc]),
+                collision=np.array([one.collision]),
+                adversary_collision=np.array([one.adversary_collision]),
+                terminated=np.array([one.terminated]),
+                truncated=np.array([one.truncated]),
+                phi_used=one.phi_used,
+                extra={
+                    "distance": np.array([one.distance]),
+                    "completion": np.array([one.completion]),
+                    "off_road": np.array([one.off_road]),
+                },
+            )
         N = self.n
         tb = TABLES
         # ---- ego control
@@ -536,8 +635,18 @@ class KinematicWorld:
         # ---- collisions
         present = self.kind != KIND_NONE
         a_i, b_i = [0, 0, 1], [1, 2, 2]  # pairs: ego-adversary, ego-other, adversary-other
-        hits = boxes_overlap(self.x[:, a_i], self.y[:, a_i], self.yaw[:, a_i], self.length[:, a_i], self.width[:, a_i],
-                             self.x[:, b_i], self.y[:, b_i], self.yaw[:, b_i], self.length[:, b_i], self.width[:, b_i])
+        hits = boxes_overlap(
+            self.x[:, a_i],
+            self.y[:, a_i],
+            self.yaw[:, a_i],
+            self.length[:, a_i],
+            self.width[:, a_i],
+            self.x[:, b_i],
+            self.y[:, b_i],
+            self.yaw[:, b_i],
+            self.length[:, b_i],
+            self.width[:, b_i],
+        )
         hits &= present[:, a_i] & present[:, b_i]
         collision = hits[:, 0] | hits[:, 1]
         adv_other = hits[:, 2]
@@ -553,8 +662,12 @@ class KinematicWorld:
         step_on = np.ones(N, bool) if active is None else active
         m["driven"] += np.where(step_on, self.v[:, 0] * DT, 0.0)
         rects = tb["rects"][self.scn]
-        on_road = ((self.x[:, :1] >= rects[:, :, 0]) & (self.x[:, :1] <= rects[:, :, 1])
-                   & (self.y[:, :1] >= rects[:, :, 2]) & (self.y[:, :1] <= rects[:, :, 3])).any(axis=1)
+        on_road = (
+            (self.x[:, :1] >= rects[:, :, 0])
+            & (self.x[:, :1] <= rects[:, :, 1])
+            & (self.y[:, :1] >= rects[:, :, 2])
+            & (self.y[:, :1] <= rects[:, :, 3])
+        ).any(axis=1)
         m["off_road"] += np.where(step_on & ~on_road, self.v[:, 0] * DT, 0.0)
         m["dist_route"] += np.where(step_on, np.abs(self.ego_lat), 0.0)
         lane = np.floor((self.ego_lat + LANE / 2) / LANE).astype(np.int64)
@@ -564,14 +677,22 @@ class KinematicWorld:
         m["yaw_change"] += np.where(step_on & moving[:, 0], np.abs(yaw_rate[:, 0]) * DT, 0.0)
         route_len = tb["route_len"][self.scn]
         completion = np.clip(self.ego_s / route_len, 0.0, 1.0)
-        m["completion"] = np.where(step_on, np.maximum(m["completion"], completion), m["completion"])
+        m["completion"] = np.where(
+            step_on, np.maximum(m["completion"], completion), m["completion"]
+        )
         end = tb["route_end"][self.scn]
-        reached = (completion > 0.99) & (np.hypot(self.x[:, 0] - end[:, 0], self.y[:, 0] - end[:, 1]) < 10.0)
+        reached = (completion > 0.99) & (
+            np.hypot(self.x[:, 0] - end[:, 0], self.y[:, 0] - end[:, 1]) < 10.0
+        )
         m["collided"] = np.maximum(m["collided"], collision.astype(float))
         m["adv_other"] = np.maximum(m["adv_other"], newly.astype(float))
         self.t += step_on.astype(np.int64)
         terminated = (collision | reached) & step_on
-        truncated = ((self.t >= self.max_steps) | (m["driven"] > tb["max_dist"][self.scn])) & ~terminated & step_on
+        truncated = (
+            ((self.t >= self.max_steps) | (m["driven"] > tb["max_dist"][self.scn]))
+            & ~terminated
+            & step_on
+        )
         # ---- sigma, TTC, risk
         sig, feat, ttc, dist, present_npc = self._measure()
         sigma_t = self.sigma_prev.copy()
@@ -585,8 +706,17 @@ class KinematicWorld:
                 self.phi.started = True
             if self.phi.started:
                 rows = step_on
-                r_td = collision.astype(np.float32) + self.phi.gamma * feat[:, -2] - self.feat_prev[:, -2]
-                self.phi.update(self.feat_prev[rows], feat[rows], r_td[rows], terminated[rows].astype(np.float32))
+                r_td = (
+                    collision.astype(np.float32)
+                    + self.phi.gamma * feat[:, -2]
+                    - self.feat_prev[:, -2]
+                )
+                self.phi.update(
+                    self.feat_prev[rows],
+                    feat[rows],
+                    r_td[rows],
+                    terminated[rows].astype(np.float32),
+                )
         risk = np.where(step_on, risk, 0.0)
         self.sigma_prev = np.where(step_on, sig, self.sigma_prev)
         self.feat_prev = np.where(step_on[:, None], feat, self.feat_prev)
@@ -597,10 +727,18 @@ class KinematicWorld:
         m["min_sigma"] = np.where(step_on, np.minimum(m["min_sigma"], sig), m["min_sigma"])
         m["steps"] += step_on
         m["min_ttc"] = np.where(step_on, np.minimum(m["min_ttc"], ttc), m["min_ttc"])
-        return StepResult(risk=risk, sigma_t=sigma_t, sigma=sig, ttc=ttc, collision=collision,
-                          adversary_collision=newly, terminated=terminated, truncated=truncated,
-                          phi_used=phi_used, extra={"distance": dist, "completion": completion,
-                                                    "off_road": ~on_road})
+        return StepResult(
+            risk=risk,
+            sigma_t=sigma_t,
+            sigma=sig,
+            ttc=ttc,
+            collision=collision,
+            adversary_collision=newly,
+            terminated=terminated,
+            truncated=truncated,
+            phi_used=phi_used,
+            extra={"distance": dist, "completion": completion, "off_road": ~on_road},
+        )
 
     def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
         """Advance every body by DT under (acc, steer); updates pose, speed, velocity and acceleration.
@@ -630,7 +768,9 @@ class KinematicWorld:
 
     def _speed_control(self, j: int, target: np.ndarray) -> np.ndarray:
         """Full throttle below the target speed, full brake above it (reaching it within a step)."""
-        return np.minimum(np.maximum((target - self.v[:, j]) / DT, -self.b_max[:, j]), self.a_max[:, j])
+        return np.minimum(
+            np.maximum((target - self.v[:, j]) / DT, -self.b_max[:, j]), self.a_max[:, j]
+        )
 
     def _measure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """sigma, Phi features, TTC and distance against the closest dynamic NPC."""
@@ -640,10 +780,30 @@ class KinematicWorld:
         j = np.argmin(d, axis=1) + 1
         present = dyn.any(axis=1)
         r = np.arange(self.n)
-        ego = np.stack([self.x[:, 0], self.y[:, 0], self.yaw[:, 0], self.vx[:, 0], self.vy[:, 0],
-                        self.length[:, 0] / 2, self.width[:, 0] / 2], axis=1)
-        npc = np.stack([self.x[r, j], self.y[r, j], self.yaw[r, j], self.vx[r, j], self.vy[r, j],
-                        self.length[r, j] / 2, self.width[r, j] / 2], axis=1)
+        ego = np.stack(
+            [
+                self.x[:, 0],
+                self.y[:, 0],
+                self.yaw[:, 0],
+                self.vx[:, 0],
+                self.vy[:, 0],
+                self.length[:, 0] / 2,
+                self.width[:, 0] / 2,
+            ],
+            axis=1,
+        )
+        npc = np.stack(
+            [
+                self.x[r, j],
+                self.y[r, j],
+                self.yaw[r, j],
+                self.vx[r, j],
+                self.vy[r, j],
+                self.length[r, j] / 2,
+                self.width[r, j] / 2,
+            ],
+            axis=1,
+        )
         sig = sigma_batch(ego, npc, present, self.feas)
         dist, closing, ttc = ttc_batch(ego[:, :2], ego[:, 3:5], npc[:, :2], npc[:, 3:5], present)
         del closing

@@ -9,7 +9,7 @@ ENV_SPECS: list[dict[str, Any]] = [
         "id": "icml26/LoopReasoning-v0",
         "entry_point": "icml26.envs.looplm.env:LoopReasoningEnv",
         "doc": "One-step verifiable reasoning problems (reversed-digit arithmetic, parity, counting, "
-               "word problems) for looped LMs (RLTT).",
+        "word problems) for looped LMs (RLTT).",
     },
     {
         "id": "icml26/ReasoningGym-v0",

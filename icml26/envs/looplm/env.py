@@ -79,10 +79,20 @@ class LoopReasoningEnv(gym.Env):
     1.0 09 90 True
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["ansi"],
+        "render_fps": 1,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
-    def __init__(self, task: str = "addition", split: str = "train", test_fraction: float = 0.2,
-                 render_mode: str | None = None, **knobs: Any) -> None:
+    def __init__(
+        self,
+        task: str = "addition",
+        split: str = "train",
+        test_fraction: float = 0.2,
+        render_mode: str | None = None,
+        **knobs: Any,
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"LoopReasoning-v0: render_mode must be one of {self.metadata['render_modes']} or "
@@ -97,27 +107,37 @@ class LoopReasoningEnv(gym.Env):
         self.max_prompt_len = self.generator.max_prompt_len
         self.max_answer_len = self.generator.max_answer_len
         v = self.tokenizer.vocab_size
-        self.observation_space = spaces.Dict({
-            "tokens": spaces.Box(0, v - 1, shape=(self.max_prompt_len,), dtype=np.int64),
-            "length": spaces.Discrete(self.max_prompt_len + 1),
-        })
-        self.action_space = spaces.Text(self.max_answer_len + ANSWER_SLACK, min_length=0, charset=CHARSET)
+        self.observation_space = spaces.Dict(
+            {
+                "tokens": spaces.Box(0, v - 1, shape=(self.max_prompt_len,), dtype=np.int64),
+                "length": spaces.Discrete(self.max_prompt_len + 1),
+            }
+        )
+        self.action_space = spaces.Text(
+            self.max_answer_len + ANSWER_SLACK, min_length=0, charset=CHARSET
+        )
         self._problem: Problem | None = None
         self._done = True
         self._last_answer: str | None = None
 
     # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         self._problem = self.sampler.sample(self.np_random)
         self._done, self._last_answer = False, None
-        return self._obs(self._problem), {"prompt": self._problem.prompt, "task": self.task_name,
-                                          "split": self.split}
+        return self._obs(self._problem), {
+            "prompt": self._problem.prompt,
+            "task": self.task_name,
+            "split": self.split,
+        }
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._problem is None or self._done:
-            raise RuntimeError("LoopReasoning-v0: call reset() before step() (episodes last one step)")
+            raise RuntimeError(
+                "LoopReasoning-v0: call reset() before step() (episodes last one step)"
+            )
         answer = self._answer_text(action)
         space = self.action_space
         if len(answer) > space.max_length:
@@ -135,9 +155,14 @@ class LoopReasoningEnv(gym.Env):
         reward = self.generator.score(answer, problem)
         self._done, self._last_answer = True, answer
         parsed = self.generator.parse(answer)
-        info = {"gold": problem.answer, "value": problem.value, "correct": bool(reward == 1.0),
-                "malformed": parsed is None, "parsed": -1 if parsed is None else parsed,
-                "prompt": problem.prompt}
+        info = {
+            "gold": problem.answer,
+            "value": problem.value,
+            "correct": bool(reward == 1.0),
+            "malformed": parsed is None,
+            "parsed": -1 if parsed is None else parsed,
+            "prompt": problem.prompt,
+        }
         return self._obs(problem), float(reward), True, False, info
 
     def render(self) -> str | None:
@@ -166,20 +191,27 @@ class LoopReasoningEnv(gym.Env):
             raise ValueError(
                 f"LoopReasoning-v0.score: {len(completions)} completions for {len(problems)} problems"
             )
-        return np.array([self.generator.score(self._answer_text(c), p)
-                         for c, p in zip(completions, problems)], dtype=np.float64)
+        return np.array(
+            [self.generator.score(self._answer_text(c), p) for c, p in zip(completions, problems)],
+            dtype=np.float64,
+        )
 
     def score_group(self, completions: Sequence[Any], problem: Problem | None = None) -> np.ndarray:
         """Rewards of ``G`` completions of one prompt (default: the current problem), shape (G,)."""
         p = self._problem if problem is None else problem
         if p is None:
-            raise RuntimeError("LoopReasoning-v0.score_group: no current problem; call reset() first")
+            raise RuntimeError(
+                "LoopReasoning-v0.score_group: no current problem; call reset() first"
+            )
         return self.score(completions, [p] * len(completions))
 
-    def encode(self, problems: Sequence[Problem], side: str = "left") -> tuple[np.ndarray, np.ndarray]:
+    def encode(
+        self, problems: Sequence[Problem], side: str = "left"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Prompt token ids padded to ``max_prompt_len``: ``(ids (n, L) int64, mask (n, L) bool)``."""
-        return self.tokenizer.pad_batch([self.tokenizer.encode(p.prompt) for p in problems],
-                                        self.max_prompt_len, side=side)
+        return self.tokenizer.pad_batch(
+            [self.tokenizer.encode(p.prompt) for p in problems], self.max_prompt_len, side=side
+        )
 
     # ------------------------------------------------------------------ helpers
     def _obs(self, problem: Problem) -> dict[str, Any]:

@@ -74,53 +74,88 @@ class ReasoningGymEnv(gym.Env):
     0.0 True ['correct', 'gold', 'index']
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["ansi"],
+        "render_fps": 1,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
-    def __init__(self, name: str = "basic_arithmetic", size: int = 500, dataset_seed: int = 0,
-                 split: str = "train", max_answer_len: int = 256,
-                 config: dict[str, Any] | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "basic_arithmetic",
+        size: int = 500,
+        dataset_seed: int = 0,
+        split: str = "train",
+        max_answer_len: int = 256,
+        config: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         if split not in SPLITS:
             raise ValueError(f"ReasoningGym-v0: split must be one of {SPLITS}, got {split!r}")
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"ReasoningGym-v0: size must be a positive int, got {size!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"ReasoningGym-v0: render_mode must be 'ansi' or None, got {render_mode!r}")
+            raise ValueError(
+                f"ReasoningGym-v0: render_mode must be 'ansi' or None, got {render_mode!r}"
+            )
         rg = require("reasoning_gym", "looplm", "icml26/ReasoningGym-v0")
         self.name, self.split, self.render_mode = name, split, render_mode
-        self.dataset = rg.create_dataset(name, size=2 * size, seed=dataset_seed, **dict(config or {}))
+        self.dataset = rg.create_dataset(
+            name, size=2 * size, seed=dataset_seed, **dict(config or {})
+        )
         entries = [self.dataset[i] for i in range(2 * size)]
         train_q = {e["question"] for e in entries[:size]}
-        self._indices = list(range(size)) if split == "train" else \
-            [i for i in range(size, 2 * size) if entries[i]["question"] not in train_q]
+        self._indices = (
+            list(range(size))
+            if split == "train"
+            else [i for i in range(size, 2 * size) if entries[i]["question"] not in train_q]
+        )
         if not self._indices:
-            raise RuntimeError(f"ReasoningGym-v0: {name!r} has no test question outside the train split")
+            raise RuntimeError(
+                f"ReasoningGym-v0: {name!r} has no test question outside the train split"
+            )
         self._entries = {i: entries[i] for i in self._indices}
         questions = [self._entries[i]["question"] for i in self._indices]
         charset = "".join(sorted(set("".join(questions)) | set(ANSWER_CHARSET)))
-        self.observation_space = spaces.Text(max(len(q) for q in questions), min_length=0, charset=charset)
+        self.observation_space = spaces.Text(
+            max(len(q) for q in questions), min_length=0, charset=charset
+        )
         self.action_space = spaces.Text(int(max_answer_len), min_length=0, charset=ANSWER_CHARSET)
         self._index: int | None = None
         self._done = True
 
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._index = self._indices[int(self.np_random.integers(0, len(self._indices)))]
         self._done = False
-        return self._entries[self._index]["question"], {"task": self.name, "split": self.split,
-                                                        "index": self._index}
+        return self._entries[self._index]["question"], {
+            "task": self.name,
+            "split": self.split,
+            "index": self._index,
+        }
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._index is None or self._done:
-            raise RuntimeError("ReasoningGym-v0: call reset() before step() (episodes last one step)")
+            raise RuntimeError(
+                "ReasoningGym-v0: call reset() before step() (episodes last one step)"
+            )
         if not isinstance(action, str):
-            raise TypeError(f"ReasoningGym-v0: expected an answer string from {self.action_space}, "
-                            f"got {type(action).__name__}")
+            raise TypeError(
+                f"ReasoningGym-v0: expected an answer string from {self.action_space}, "
+                f"got {type(action).__name__}"
+            )
         entry = self._entries[self._index]
         reward = self._score(action, entry)
         self._done = True
-        return entry["question"], reward, True, False, {"gold": str(entry["answer"]), "index": self._index,
-                                                        "correct": bool(reward == 1.0)}
+        return (
+            entry["question"],
+            reward,
+            True,
+            False,
+            {"gold": str(entry["answer"]), "index": self._index, "correct": bool(reward == 1.0)},
+        )
 
     def sample_group(self, n: int, seed: int | None = None) -> list[int]:
         """``n`` entry indices of this split: from ``seed`` if given, else from ``self.np_random``."""
@@ -136,7 +171,9 @@ class ReasoningGymEnv(gym.Env):
     def score(self, completions: Sequence[str], indices: Sequence[int]) -> np.ndarray:
         """reasoning-gym scores of ``completions[i]`` for split entry ``indices[i]``."""
         if len(completions) != len(indices):
-            raise ValueError(f"ReasoningGym-v0.score: {len(completions)} completions for {len(indices)} entries")
+            raise ValueError(
+                f"ReasoningGym-v0.score: {len(completions)} completions for {len(indices)} entries"
+            )
         return np.array([self._score(c, self._entries[i]) for c, i in zip(completions, indices)])
 
     def render(self) -> str | None:

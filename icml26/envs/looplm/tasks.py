@@ -67,7 +67,9 @@ def _operand(rng: np.random.Generator, digits: int) -> int:
 
 def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"looplm task knob {name!r}: expected an int in [{lo}, {hi}], got {value!r}")
+        raise ValueError(
+            f"looplm task knob {name!r}: expected an int in [{lo}, {hi}], got {value!r}"
+        )
     return int(value)
 
 
@@ -182,8 +184,13 @@ class Counting(TaskGenerator):
 
     def __init__(self, length: int = 8, alphabet: str = "abc", reverse: bool = True) -> None:
         self.length = _check_int("length", length, 1, 40)
-        if not isinstance(alphabet, str) or len(alphabet) < 2 or not alphabet.isalpha() \
-                or not alphabet.islower() or len(set(alphabet)) != len(alphabet):
+        if (
+            not isinstance(alphabet, str)
+            or len(alphabet) < 2
+            or not alphabet.isalpha()
+            or not alphabet.islower()
+            or len(set(alphabet)) != len(alphabet)
+        ):
             raise ValueError(
                 f"looplm task knob 'alphabet': expected >= 2 distinct lower-case letters, got {alphabet!r}"
             )
@@ -220,16 +227,23 @@ class WordProblem(TaskGenerator):
 
     def __init__(self, max_value: int = 20, ops: str = "+-", reverse: bool = True) -> None:
         self.max_value = _check_int("max_value", max_value, 2, 10**6)
-        if not isinstance(ops, str) or not ops or any(c not in self._TEMPLATES for c in ops) \
-                or len(set(ops)) != len(ops):
-            raise ValueError(f"looplm task knob 'ops': expected distinct characters of '+-*', got {ops!r}")
+        if (
+            not isinstance(ops, str)
+            or not ops
+            or any(c not in self._TEMPLATES for c in ops)
+            or len(set(ops)) != len(ops)
+        ):
+            raise ValueError(
+                f"looplm task knob 'ops': expected distinct characters of '+-*', got {ops!r}"
+            )
         self.ops = ops
         self.reverse = bool(reverse)
         w = len(str(self.max_value))
         longest = max(len(n) for n in _NAMES), max(len(o) for o in _OBJECTS)
         self.max_prompt_len = max(
             len(t.format(n="x" * longest[0], a="9" * w, b="9" * w, o="x" * longest[1]))
-            for op, t in self._TEMPLATES.items() if op in ops
+            for op, t in self._TEMPLATES.items()
+            if op in ops
         )
         self.max_answer_len = len(str(self.max_value**2 if "*" in ops else 2 * self.max_value))
 
@@ -269,8 +283,10 @@ class PointerChain(TaskGenerator):
         self.length = _check_int("length", length, 1, 12)
         self.chains = _check_int("chains", chains, 1, 10)
         if self.length * self.chains > len(_VARS):
-            raise ValueError(f"looplm task pointer_chain: length x chains = {self.length * self.chains} "
-                             f"variables, more than the {len(_VARS)} letters")
+            raise ValueError(
+                f"looplm task pointer_chain: length x chains = {self.length * self.chains} "
+                f"variables, more than the {len(_VARS)} letters"
+            )
         if query not in ("any", "end"):
             raise ValueError(f"looplm task knob 'query': expected 'any' or 'end', got {query!r}")
         self.query = query
@@ -287,7 +303,7 @@ class PointerChain(TaskGenerator):
         digits = [int(d) for d in rng.permutation(10)[: self.chains]]
         bindings, chains = [], []
         for c in range(self.chains):
-            chain = names[c * self.length: (c + 1) * self.length]
+            chain = names[c * self.length : (c + 1) * self.length]
             chains.append(chain)
             bindings.append(f"{chain[0]}={digits[c]}")
             bindings += [f"{chain[i]}={chain[i - 1]}" for i in range(1, self.length)]
@@ -347,8 +363,17 @@ class PermutationPower(TaskGenerator):
 
 
 GENERATORS: dict[str, type[TaskGenerator]] = {
-    g.name: g for g in (Addition, ChainedSum, Multiplication, Parity, Counting, WordProblem, PointerChain,
-                  PermutationPower)
+    g.name: g
+    for g in (
+        Addition,
+        ChainedSum,
+        Multiplication,
+        Parity,
+        Counting,
+        WordProblem,
+        PointerChain,
+        PermutationPower,
+    )
 }
 
 
@@ -369,8 +394,13 @@ class ProblemSampler:
     from a fresh generator seeded with ``seed`` (the batched entry point trainers use).
     """
 
-    def __init__(self, generator: TaskGenerator, split: str = "train", test_fraction: float = 0.2,
-                 max_tries: int = 10_000) -> None:
+    def __init__(
+        self,
+        generator: TaskGenerator,
+        split: str = "train",
+        test_fraction: float = 0.2,
+        max_tries: int = 10_000,
+    ) -> None:
         if split not in SPLITS:
             raise ValueError(f"looplm: split must be one of {SPLITS}, got {split!r}")
         if not 0.0 < float(test_fraction) < 1.0:

@@ -69,11 +69,14 @@ class CharTokenizer:
             out.append(c)
         return "".join(out)
 
-    def pad_batch(self, seqs: Sequence[Sequence[int]], length: int | None = None,
-                  side: str = "left") -> tuple[np.ndarray, np.ndarray]:
+    def pad_batch(
+        self, seqs: Sequence[Sequence[int]], length: int | None = None, side: str = "left"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Pad id lists to one array: ``(ids (B, length) int64, mask (B, length) bool)``."""
         if side not in ("left", "right"):
-            raise ValueError(f"CharTokenizer.pad_batch: side must be 'left' or 'right', got {side!r}")
+            raise ValueError(
+                f"CharTokenizer.pad_batch: side must be 'left' or 'right', got {side!r}"
+            )
         n = max((len(s) for s in seqs), default=0) if length is None else length
         ids = np.full((len(seqs), n), PAD_ID, dtype=np.int64)
         mask = np.zeros((len(seqs), n), dtype=bool)
@@ -83,8 +86,8 @@ class CharTokenizer:
             if not s:
                 continue
             if side == "left":
-                ids[b, n - len(s):] = s
-                mask[b, n - len(s):] = True
+                ids[b, n - len(s) :] = s
+                mask[b, n - len(s) :] = True
             else:
                 ids[b, : len(s)] = s
                 mask[b, : len(s)] = True

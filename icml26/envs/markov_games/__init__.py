@@ -172,8 +172,7 @@ Results: [docs/results/markov_games.md](../results/markov_games.md).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _EXPORTS = {
     "TabularMarkovGame": "game",
@@ -219,16 +218,9 @@ _EXPORTS = {
     "ZeroSumMarkovGameEnv": "env",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -110,9 +109,7 @@ class Behavior:
         return mu / mu.sum(-1, keepdims=True), nu / nu.sum(-1, keepdims=True)
 
 
-def restricted_support(
-    game: TabularMarkovGame, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
+def restricted_support(game: TabularMarkovGame, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Seeded support masks (H, S, A) / (H, S, B): one random legal action per player removed
     at every (h, s) that has at least two (the ``reg_unilateral_restricted`` regime)."""
     rng = np.random.default_rng(seed)
@@ -372,7 +369,7 @@ class OfflineDataset:
         return f"OfflineDataset(game={self.metadata['game']['name']!r}, regime={beh!r}, n={self.n})"
 
     # ------------------------------------------------------------------ checks
-    def validate(self, game: TabularMarkovGame | None = None) -> None:
+    def validate(self, game: TabularMarkovGame | None = None) -> None:  # noqa: C901
         """Check shapes, dtypes, index ranges, finiteness and metadata; ValueError naming the
         first problem. With ``game``, also check the fingerprint and that the rewards match."""
         md = self.metadata
@@ -555,15 +552,9 @@ class OfflineDataset:
             legal_min=self.legal_min,
             metadata=np.array(json.dumps(self.metadata, sort_keys=True)),
         )
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-        os.close(fd)
-        try:
-            np.savez_compressed(tmp, **arrays)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return path
+        from icml26._paths import atomic_write
+
+        return atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 
     def to_minari(
         self,
@@ -593,10 +584,16 @@ class OfflineDataset:
         from minari.data_collector import EpisodeBuffer
 
         if player not in ("max", "min"):
-            raise ValueError(f"OfflineDataset.to_minari: player must be 'max' or 'min', got {player!r}")
+            raise ValueError(
+                f"OfflineDataset.to_minari: player must be 'max' or 'min', got {player!r}"
+            )
         H, S, A, B = self.shape
         obs_space = spaces.MultiDiscrete([H + 1, S])
-        own, other = (self.actions_max, self.actions_min) if player == "max" else (self.actions_min, self.actions_max)
+        own, other = (
+            (self.actions_max, self.actions_min)
+            if player == "max"
+            else (self.actions_min, self.actions_max)
+        )
         sign = 1.0 if player == "max" else -1.0
         episodes = []
         for i in range(self.n):
@@ -623,11 +620,14 @@ class OfflineDataset:
 
             import icml26  # noqa: F401  (registers the id)
 
-            env_spec = dataclasses.replace(gym.spec("icml26/ZeroSumMarkovGame-v0"), kwargs={
-                "game": json.loads(json.dumps(game_spec, default=str)),
-                "opponent": opponent.tolist(),
-                "player": player,
-            })
+            env_spec = dataclasses.replace(
+                gym.spec("icml26/ZeroSumMarkovGame-v0"),
+                kwargs={
+                    "game": json.loads(json.dumps(game_spec, default=str)),
+                    "opponent": opponent.tolist(),
+                    "player": player,
+                },
+            )
         old = os.environ.get("MINARI_DATASETS_PATH")
         if data_path is not None:
             os.environ["MINARI_DATASETS_PATH"] = str(data_path)
@@ -725,23 +725,20 @@ def cached_dataset(
 ) -> OfflineDataset:
     """:func:`collect_dataset`, cached under ``$ICML26_CACHE/markov_games/datasets`` keyed by every
     parameter that shapes it (game fingerprint, regime, eps, n, seed)."""
-    from icml26._paths import cache_dir
+    from icml26._paths import cache_dir, cached
 
     g = make_game(game)
     key = f"{g.fingerprint()}-{regime}-eps{eps:g}-n{n}-seed{seed}.npz"
     path = cache_dir("markov_games", "datasets") / key
-    if path.exists():
-        try:
-            return load_dataset(path, game=g)
-        except ValueError:
-            path.unlink()  # a corrupt cache entry is regenerated
-    if progress:
+
+    def make() -> OfflineDataset:
+        if not progress:
+            return collect_dataset(g, n, regime, seed, eps)
         from tqdm.auto import tqdm
 
         with tqdm(total=1, desc=f"collecting {n} trajectories ({regime})", leave=False) as bar:
             ds = collect_dataset(g, n, regime, seed, eps)
             bar.update(1)
-    else:
-        ds = collect_dataset(g, n, regime, seed, eps)
-    ds.save(path)
-    return ds
+        return ds
+
+    return cached(path, make, lambda p: load_dataset(p, game=g), lambda ds, tmp: ds.save(tmp))

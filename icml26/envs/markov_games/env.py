@@ -136,7 +136,9 @@ class ZeroSumMarkovGameEnv(gym.Env):
     def publish_policy(self, mu: Any) -> None:
         """Publish the agent's policy table (H, S, A) (``(H, S, B)`` for ``player="min"``); a
         best-response opponent adapts to it."""
-        self.agent_policy = check_policy(self.game, mu, self.player, "ZeroSumMarkovGame-v0 agent policy")
+        self.agent_policy = check_policy(
+            self.game, mu, self.player, "ZeroSumMarkovGame-v0 agent policy"
+        )
         self.opponent_policy = self._make_opponent()
 
     def _make_opponent(self) -> np.ndarray:
@@ -176,7 +178,9 @@ class ZeroSumMarkovGameEnv(gym.Env):
             )
         own = self._check_action(action)
         h, s = self._h, self._s
-        other = int(sample_categorical(self.opponent_policy[h, s][None], self.np_random.random(1))[0])
+        other = int(
+            sample_categorical(self.opponent_policy[h, s][None], self.np_random.random(1))[0]
+        )
         a, b = (own, other) if self.player == "max" else (other, own)
         r = float(self.game.rewards[h, s, a, b])
         self._s = int(

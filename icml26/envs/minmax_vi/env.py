@@ -69,34 +69,56 @@ class StochasticVIEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, problem: str = "bilinear", problem_kwargs: dict[str, Any] | None = None,
-                 noise: str = "operator", sigma0: float = 0.1, sigma1: float = 1.0,
-                 oracle_budget: int = 100_000, max_batch: int = 2**20, divergence_radius: float = 1e6,
-                 render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        problem: str = "bilinear",
+        problem_kwargs: dict[str, Any] | None = None,
+        noise: str = "operator",
+        sigma0: float = 0.1,
+        sigma1: float = 1.0,
+        oracle_budget: int = 100_000,
+        max_batch: int = 2**20,
+        divergence_radius: float = 1e6,
+        render_mode: str | None = None,
+    ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"{ENV_NAME}: render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
+            raise ValueError(
+                f"{ENV_NAME}: render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
         if noise not in NOISE_MODELS:
             raise ValueError(f"{ENV_NAME}: noise must be one of {NOISE_MODELS}, got {noise!r}")
         for name, v in (("sigma0", sigma0), ("sigma1", sigma1)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < 0
+            ):
                 raise ValueError(f"{ENV_NAME}: {name} must be a finite number >= 0, got {v!r}")
         for name, iv in (("oracle_budget", oracle_budget), ("max_batch", max_batch)):
             if isinstance(iv, bool) or not isinstance(iv, (int, np.integer)) or iv < 1:
                 raise ValueError(f"{ENV_NAME}: {name} must be an int >= 1, got {iv!r}")
         if not (isinstance(divergence_radius, (int, float)) and divergence_radius > 0):
-            raise ValueError(f"{ENV_NAME}: divergence_radius must be > 0, got {divergence_radius!r}")
+            raise ValueError(
+                f"{ENV_NAME}: divergence_radius must be > 0, got {divergence_radius!r}"
+            )
         self.problem: VIProblem = make_problem(problem, **dict(problem_kwargs or {}))
         if noise == "operator" and self.problem.matrix is None:
-            raise ValueError(f"{ENV_NAME}: noise='operator' needs a linear problem; {problem!r} takes 'additive'")
+            raise ValueError(
+                f"{ENV_NAME}: noise='operator' needs a linear problem; {problem!r} takes 'additive'"
+            )
         self.noise, self.sigma0, self.sigma1 = noise, float(sigma0), float(sigma1)
         self.oracle_budget, self.max_batch = int(oracle_budget), int(max_batch)
         self.divergence_radius = float(divergence_radius)
         self.render_mode = render_mode
         d = self.problem.dim
         r = self.divergence_radius
-        self.action_space = spaces.Box(np.concatenate([np.full(2 * d, -r), [1.0]]),
-                                       np.concatenate([np.full(2 * d, r), [float(self.max_batch)]]), dtype=np.float64)
+        self.action_space = spaces.Box(
+            np.concatenate([np.full(2 * d, -r), [1.0]]),
+            np.concatenate([np.full(2 * d, r), [float(self.max_batch)]]),
+            dtype=np.float64,
+        )
         self.observation_space = spaces.Box(-np.inf, np.inf, shape=(d,), dtype=np.float64)
         self._calls = 0
         self._done = True
@@ -104,23 +126,35 @@ class StochasticVIEnv(gym.Env):
         self._last: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self._calls, self._done, self._started = 0, False, True
         p = self.problem
         z0 = p.project(p.z0)
         self._last = {"residual": p.residual(z0), "iterate_norm": float(np.linalg.norm(z0))}
-        info = {"z0": p.z0.copy(), "lipschitz": p.lipschitz, "lower": p.lower.copy(), "upper": p.upper.copy(),
-                "dim": p.dim, "oracle_budget": self.oracle_budget, "oracle_calls": 0, "rho": p.rho,
-                "monotone": p.monotone, **self._last}
+        info = {
+            "z0": p.z0.copy(),
+            "lipschitz": p.lipschitz,
+            "lower": p.lower.copy(),
+            "upper": p.upper.copy(),
+            "dim": p.dim,
+            "oracle_budget": self.oracle_budget,
+            "oracle_calls": 0,
+            "rho": p.rho,
+            "monotone": p.monotone,
+            **self._last,
+        }
         return np.zeros(p.dim), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._started:
             raise RuntimeError(f"{ENV_NAME}: call reset() before step()")
         if self._done:
-            raise RuntimeError(f"{ENV_NAME}: the episode has ended; call reset() before stepping again")
+            raise RuntimeError(
+                f"{ENV_NAME}: the episode has ended; call reset() before stepping again"
+            )
         query, iterate, batch = self._check_action(action)
         p = self.problem
         batch = min(batch, self.oracle_budget - self._calls)
@@ -129,23 +163,40 @@ class StochasticVIEnv(gym.Env):
         z = p.project(iterate)
         res = p.residual(z)
         norm = float(np.linalg.norm(z))
-        diverged = not (np.all(np.isfinite(sample)) and norm <= self.divergence_radius
-                        and float(np.max(np.abs(z))) < self.divergence_radius)
+        diverged = not (
+            np.all(np.isfinite(sample))
+            and norm <= self.divergence_radius
+            and float(np.max(np.abs(z))) < self.divergence_radius
+        )
         truncated = self._calls >= self.oracle_budget and not diverged
         self._done = diverged or truncated
         self._last = {"residual": res, "iterate_norm": norm}
-        info = {"oracle_calls": self._calls, "batch_served": batch, "residual": res, "iterate_norm": norm,
-                "infeasibility": float(np.linalg.norm(iterate - z)), "diverged": diverged,
-                "distance_to_solution": float(np.linalg.norm(z - p.solution))}
+        info = {
+            "oracle_calls": self._calls,
+            "batch_served": batch,
+            "residual": res,
+            "iterate_norm": norm,
+            "infeasibility": float(np.linalg.norm(iterate - z)),
+            "diverged": diverged,
+            "distance_to_solution": float(np.linalg.norm(z - p.solution)),
+        }
         obs = np.where(np.isfinite(sample), sample, 0.0) if diverged else sample
-        return obs, -res if math.isfinite(res) else -self.divergence_radius, diverged, truncated, info
+        return (
+            obs,
+            -res if math.isfinite(res) else -self.divergence_radius,
+            diverged,
+            truncated,
+            info,
+        )
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
-        return (f"{self.problem.name} ({self.noise} noise): oracle calls {self._calls}/{self.oracle_budget}, "
-                f"residual {self._last.get('residual', float('nan')):.3e}, "
-                f"|z| {self._last.get('iterate_norm', float('nan')):.3e}")
+        return (
+            f"{self.problem.name} ({self.noise} noise): oracle calls {self._calls}/{self.oracle_budget}, "
+            f"residual {self._last.get('residual', float('nan')):.3e}, "
+            f"|z| {self._last.get('iterate_norm', float('nan')):.3e}"
+        )
 
     # ------------------------------------------------------------------ helpers
     def _check_action(self, action: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -153,16 +204,24 @@ class StochasticVIEnv(gym.Env):
         try:
             a = np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{ENV_NAME}: expected an action in {self.action_space}, got {action!r}") from None
+            raise TypeError(
+                f"{ENV_NAME}: expected an action in {self.action_space}, got {action!r}"
+            ) from None
         if a.shape != (2 * d + 1,):
-            raise ValueError(f"{ENV_NAME}: expected an action of shape ({2 * d + 1},) = [query ({d}), iterate ({d}), "
-                             f"batch], got shape {a.shape}")
+            raise ValueError(
+                f"{ENV_NAME}: expected an action of shape ({2 * d + 1},) = [query ({d}), iterate ({d}), "
+                f"batch], got shape {a.shape}"
+            )
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{ENV_NAME}: action must be finite, got {a.tolist()}")
         if np.any(np.abs(a[:-1]) > self.divergence_radius):
-            raise ValueError(f"{ENV_NAME}: query and iterate must lie in [-{self.divergence_radius:g}, "
-                             f"{self.divergence_radius:g}], got max |entry| {np.abs(a[:-1]).max():g}")
+            raise ValueError(
+                f"{ENV_NAME}: query and iterate must lie in [-{self.divergence_radius:g}, "
+                f"{self.divergence_radius:g}], got max |entry| {np.abs(a[:-1]).max():g}"
+            )
         b = int(round(float(a[-1])))
         if not 1 <= b <= self.max_batch:
-            raise ValueError(f"{ENV_NAME}: batch must be an integer in [1, {self.max_batch}], got {a[-1]!r}")
-        return a[:d], a[d:2 * d], b
+            raise ValueError(
+                f"{ENV_NAME}: batch must be an integer in [1, {self.max_batch}], got {a[-1]!r}"
+            )
+        return a[:d], a[d : 2 * d], b

@@ -89,7 +89,11 @@ class VIProblem:
         z = np.asarray(z, dtype=float)
         f = self.operator(z)
         at_lo, at_hi = z <= self.lower, z >= self.upper
-        r = np.where(at_lo & at_hi, 0.0, np.where(at_lo, np.maximum(-f, 0.0), np.where(at_hi, np.maximum(f, 0.0), f)))
+        r = np.where(
+            at_lo & at_hi,
+            0.0,
+            np.where(at_lo, np.maximum(-f, 0.0), np.where(at_hi, np.maximum(f, 0.0), f)),
+        )
         return np.sqrt(np.sum(r * r, axis=-1))
 
     def residual(self, z: np.ndarray) -> float:
@@ -101,8 +105,15 @@ class VIProblem:
         return float(np.linalg.norm(z - self.project(z - eta * self.operator(z))) / eta)
 
     # ------------------------------------------------------------------ the stochastic oracle
-    def sample(self, z: np.ndarray, rng: np.random.Generator, batch: int, noise: str, sigma0: float,
-               sigma1: float) -> np.ndarray:
+    def sample(
+        self,
+        z: np.ndarray,
+        rng: np.random.Generator,
+        batch: int,
+        noise: str,
+        sigma0: float,
+        sigma1: float,
+    ) -> np.ndarray:
         """The mean of ``batch`` oracle samples ``F_hat(z, xi)``, drawn as one exact sample of the
         mean; ``z`` is one point ``(d,)`` or independent replicates ``(k, d)``."""
         z = np.asarray(z, dtype=float)
@@ -111,7 +122,9 @@ class VIProblem:
         scale = 1.0 / math.sqrt(batch)
         out = self.operator(z)
         if noise == "additive":
-            amp = (sigma0 + sigma1 * np.sqrt(np.sum(z * z, axis=-1, keepdims=True))) * (scale / math.sqrt(d))
+            amp = (sigma0 + sigma1 * np.sqrt(np.sum(z * z, axis=-1, keepdims=True))) * (
+                scale / math.sqrt(d)
+            )
             return out + amp * rng.standard_normal(lead + (d,))
         if noise == "operator":
             if self.coupling is None:
@@ -120,7 +133,9 @@ class VIProblem:
             else:
                 nx, anchor = self.coupling
                 u = z - anchor
-                delta = rng.standard_normal(lead + (d - nx, nx)) * (sigma1 * scale / math.sqrt(max(nx, d - nx)))
+                delta = rng.standard_normal(lead + (d - nx, nx)) * (
+                    sigma1 * scale / math.sqrt(max(nx, d - nx))
+                )
                 # (Delta^T u_y, -Delta u_x): the random part of the coupling block, applied to u = z - anchor
                 out[..., :nx] += np.matmul(u[..., None, nx:], delta)[..., 0, :]
                 out[..., nx:] -= np.matmul(delta, u[..., :nx, None])[..., 0]
@@ -141,12 +156,34 @@ def _box(d: int, radius: float | None) -> tuple[np.ndarray, np.ndarray]:
     return np.full(d, -float(radius)), np.full(d, float(radius))
 
 
-def _linear(name: str, mat: np.ndarray, z_star: np.ndarray, lower: np.ndarray, upper: np.ndarray, z0: np.ndarray,
-            monotone: bool, rho: float = 0.0, coupling: tuple[int, np.ndarray] | None = None,
-            offset: np.ndarray | None = None, **params: Any) -> VIProblem:
+def _linear(
+    name: str,
+    mat: np.ndarray,
+    z_star: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    z0: np.ndarray,
+    monotone: bool,
+    rho: float = 0.0,
+    coupling: tuple[int, np.ndarray] | None = None,
+    offset: np.ndarray | None = None,
+    **params: Any,
+) -> VIProblem:
     q = -mat @ z_star if offset is None else offset
-    return VIProblem(name, lower, upper, z_star, z0, float(np.linalg.norm(mat, 2)), monotone, rho, mat, q, coupling,
-                     dict(params))
+    return VIProblem(
+        name,
+        lower,
+        upper,
+        z_star,
+        z0,
+        float(np.linalg.norm(mat, 2)),
+        monotone,
+        rho,
+        mat,
+        q,
+        coupling,
+        dict(params),
+    )
 
 
 def bilinear(n: int = 10, spectrum: str = "well", domain: str = "free", seed: int = 0) -> VIProblem:
@@ -172,8 +209,21 @@ def bilinear(n: int = 10, spectrum: str = "well", domain: str = "free", seed: in
         lower, upper = _box(2 * n, 1.0)
     else:
         raise ValueError(f"bilinear: domain must be 'free' or 'box', got {domain!r}")
-    return _linear(f"bilinear-{spectrum}-{domain}", m, z_star, lower, upper, np.zeros(2 * n), True,
-                   coupling=(n, z_star.copy()), n=n, spectrum=spectrum, domain=domain, seed=seed, A=a)
+    return _linear(
+        f"bilinear-{spectrum}-{domain}",
+        m,
+        z_star,
+        lower,
+        upper,
+        np.zeros(2 * n),
+        True,
+        coupling=(n, z_star.copy()),
+        n=n,
+        spectrum=spectrum,
+        domain=domain,
+        seed=seed,
+        A=a,
+    )
 
 
 def quadratic_game(n: int = 10, rank: int = 3, seed: int = 0) -> VIProblem:
@@ -191,8 +241,19 @@ def quadratic_game(n: int = 10, rank: int = 3, seed: int = 0) -> VIProblem:
     m = np.block([[p, a], [-a.T, q]])
     z_star = rng.standard_normal(2 * n) / math.sqrt(n)
     lower, upper = _box(2 * n, None)
-    return _linear("quadratic-game", m, z_star, lower, upper, np.zeros(2 * n), True, coupling=(n, z_star.copy()),
-                   n=n, rank=rank, seed=seed)
+    return _linear(
+        "quadratic-game",
+        m,
+        z_star,
+        lower,
+        upper,
+        np.zeros(2 * n),
+        True,
+        coupling=(n, z_star.copy()),
+        n=n,
+        rank=rank,
+        seed=seed,
+    )
 
 
 def lagrangian_qp(n: int = 10, m: int = 6, active: int = 3, seed: int = 0) -> VIProblem:
@@ -216,12 +277,29 @@ def lagrangian_qp(n: int = 10, m: int = 6, active: int = 3, seed: int = 0) -> VI
     lower = np.concatenate([np.full(n, -np.inf), np.zeros(m)])
     upper = np.full(n + m, np.inf)
     z_star = np.concatenate([x_star, y_star])
-    return _linear("lagrangian-qp", mat, z_star, lower, upper, np.zeros(n + m), True,
-                   coupling=(n, np.zeros(n + m)), offset=q, n=n, m=m, active=active, seed=seed, A=a, b=b, c=c)
+    return _linear(
+        "lagrangian-qp",
+        mat,
+        z_star,
+        lower,
+        upper,
+        np.zeros(n + m),
+        True,
+        coupling=(n, np.zeros(n + m)),
+        offset=q,
+        n=n,
+        m=m,
+        active=active,
+        seed=seed,
+        A=a,
+        b=b,
+        c=c,
+    )
 
 
-def weak_minty_quadratic(copies: int = 1, lipschitz: float = 1.0, rho: float = -0.1, domain: str = "free",
-                         seed: int = 0) -> VIProblem:
+def weak_minty_quadratic(
+    copies: int = 1, lipschitz: float = 1.0, rho: float = -0.1, domain: str = "free", seed: int = 0
+) -> VIProblem:
     """W1: ``copies`` 2-D blocks ``[[b, a], [-a, b]]`` (``a = sqrt(L^2 - L^4 rho^2)``, ``b = L^2 rho``)
     mixed by a random orthogonal matrix; ``domain`` "free" (z* = 0, start at (1, 1, ...)) or
     "box" (the l_inf ball of radius 1, z* = 0.9, start at 0.8), as in Pethick et al. 2023."""
@@ -244,8 +322,19 @@ def weak_minty_quadratic(copies: int = 1, lipschitz: float = 1.0, rho: float = -
         lower, upper = _box(d, 1.0)
     else:
         raise ValueError(f"weak_minty_quadratic: domain must be 'free' or 'box', got {domain!r}")
-    return _linear(f"weak-minty-{domain}", m, z_star, lower, upper, z0, rho >= 0, rho=rho, copies=copies,
-                   lipschitz=lip, seed=seed)
+    return _linear(
+        f"weak-minty-{domain}",
+        m,
+        z_star,
+        lower,
+        upper,
+        z0,
+        rho >= 0,
+        rho=rho,
+        copies=copies,
+        lipschitz=lip,
+        seed=seed,
+    )
 
 
 class GlobalForsaken(VIProblem):
@@ -277,8 +366,17 @@ def global_forsaken(radius: float = 1.5) -> GlobalForsaken:
     j = np.zeros(xx.shape + (2, 2))
     j[..., 0, 0], j[..., 0, 1], j[..., 1, 0], j[..., 1, 1] = _d2phi(xx), 1.0, -1.0, _d2phi(yy)
     lip = float(np.linalg.norm(j, 2, axis=(-2, -1)).max())
-    prob = GlobalForsaken("global-forsaken", np.full(2, -r), np.full(2, r), np.zeros(2), np.ones(2), lip, False,
-                          0.0, params={"radius": r})
+    prob = GlobalForsaken(
+        "global-forsaken",
+        np.full(2, -r),
+        np.full(2, r),
+        np.zeros(2),
+        np.ones(2),
+        lip,
+        False,
+        0.0,
+        params={"radius": r},
+    )
     pts = np.stack([xx.ravel(), yy.ravel()], axis=1)
     f = prob.operator(pts)
     nf = np.sum(f * f, axis=1)
@@ -309,8 +407,8 @@ class NetworkGame(VIProblem):
     def _grad(self, z: np.ndarray) -> np.ndarray:
         h, real, lat = 4, self.params["real"], self.params["latent"]
         lam, mu = self.params["lam"], self.params["mu"]
-        w, b, a, c = z[:h], z[h:2 * h], z[2 * h:3 * h], z[3 * h]
-        u, v, e = z[3 * h + 1:4 * h + 1], z[4 * h + 1:5 * h + 1], z[5 * h + 1:6 * h + 1]
+        w, b, a, c = z[:h], z[h : 2 * h], z[2 * h : 3 * h], z[3 * h]
+        u, v, e = z[3 * h + 1 : 4 * h + 1], z[4 * h + 1 : 5 * h + 1], z[5 * h + 1 : 6 * h + 1]
         hg = np.tanh(np.outer(lat, w) + b)  # (J, h)
         g = hg @ a + c  # generated samples (J,)
 
@@ -325,7 +423,7 @@ class NetworkGame(VIProblem):
         sr, sf = (1 - hr**2) * e, (1 - hf**2) * e  # dD/d(pre-activation), (n, h)
         d_u = (sr * real[:, None]).mean(0) - (sf * g[:, None]).mean(0)
         d_v = sr.mean(0) - sf.mean(0)
-        grad_y = np.concatenate([d_u, d_v, d_e]) - lam * z[3 * h + 1:]
+        grad_y = np.concatenate([d_u, d_v, d_e]) - lam * z[3 * h + 1 :]
         # d f / d x = -mean_j D'(g_j) d g_j / d x
         dd = (sf * u).sum(1)  # dD/dt at the fake samples (J,)
         sg = (1 - hg**2) * a  # (J, h)
@@ -339,14 +437,18 @@ class NetworkGame(VIProblem):
     def value(self, z: np.ndarray) -> float:
         """``f(x, y)`` (for gradient checks)."""
         h, real, lat = 4, self.params["real"], self.params["latent"]
-        w, b, a, c = z[:h], z[h:2 * h], z[2 * h:3 * h], z[3 * h]
-        u, v, e = z[3 * h + 1:4 * h + 1], z[4 * h + 1:5 * h + 1], z[5 * h + 1:6 * h + 1]
+        w, b, a, c = z[:h], z[h : 2 * h], z[2 * h : 3 * h], z[3 * h]
+        u, v, e = z[3 * h + 1 : 4 * h + 1], z[4 * h + 1 : 5 * h + 1], z[5 * h + 1 : 6 * h + 1]
         g = np.tanh(np.outer(self.params["latent"], w) + b) @ a + c
         d_real = np.tanh(np.outer(real, u) + v) @ e
         d_fake = np.tanh(np.outer(g, u) + v) @ e
         del lat
-        return float(d_real.mean() - d_fake.mean() - 0.5 * self.params["lam"] * np.sum(z[3 * h + 1:] ** 2)
-                     + 0.5 * self.params["mu"] * np.sum(z[: 3 * h + 1] ** 2))
+        return float(
+            d_real.mean()
+            - d_fake.mean()
+            - 0.5 * self.params["lam"] * np.sum(z[3 * h + 1 :] ** 2)
+            + 0.5 * self.params["mu"] * np.sum(z[: 3 * h + 1] ** 2)
+        )
 
 
 def network_game(**kwargs: Any) -> NetworkGame:
@@ -360,8 +462,14 @@ def _network_game_cached(**kwargs: Any) -> NetworkGame:
     return build_network_game(**kwargs)
 
 
-def build_network_game(samples: int = 64, lam: float = 0.1, mu: float = 0.01, radius: float = 3.0, seed: int = 0,
-                 tol: float = 1e-10) -> NetworkGame:
+def build_network_game(
+    samples: int = 64,
+    lam: float = 0.1,
+    mu: float = 0.01,
+    radius: float = 3.0,
+    seed: int = 0,
+    tol: float = 1e-10,
+) -> NetworkGame:
     """The two-network game of :class:`NetworkGame` on the box ``[-radius, radius]^25``; the
     reference stationary point comes from deterministic extragradient run until ``|F| < tol``."""
     _check_int("network_game: samples", samples, 2)
@@ -369,18 +477,37 @@ def build_network_game(samples: int = 64, lam: float = 0.1, mu: float = 0.01, ra
     real = np.where(rng.random(samples) < 0.5, -1.0, 2.0) + 0.3 * rng.standard_normal(samples)
     latent = rng.standard_normal(samples)
     d = 25
-    params = {"real": real, "latent": latent, "lam": float(lam), "mu": float(mu), "radius": float(radius),
-              "seed": seed}
+    params = {
+        "real": real,
+        "latent": latent,
+        "lam": float(lam),
+        "mu": float(mu),
+        "radius": float(radius),
+        "seed": seed,
+    }
     z0 = 0.5 * rng.standard_normal(d)
-    prob = NetworkGame("network-game", np.full(d, -radius), np.full(d, radius), np.zeros(d), z0, 1.0, False,
-                       0.0, params=params)
+    prob = NetworkGame(
+        "network-game",
+        np.full(d, -radius),
+        np.full(d, radius),
+        np.zeros(d),
+        z0,
+        1.0,
+        False,
+        0.0,
+        params=params,
+    )
     # L: the largest local operator norm seen on random points of the box (finite differences)
     pts = rng.uniform(-1.0, 1.0, (40, d))
     dirs = rng.standard_normal((40, d))
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     h = 1e-5
-    prob.lipschitz = float(max(np.linalg.norm(prob.operator(p + h * q) - prob.operator(p)) / h
-                               for p, q in zip(pts, dirs)))
+    prob.lipschitz = float(
+        max(
+            np.linalg.norm(prob.operator(p + h * q) - prob.operator(p)) / h
+            for p, q in zip(pts, dirs)
+        )
+    )
     z = z0.copy()
     step = 0.5 / prob.lipschitz
     for _ in range(100_000):  # extragradient into the basin, then Newton on F(z) = 0 to polish
@@ -391,7 +518,10 @@ def build_network_game(samples: int = 64, lam: float = 0.1, mu: float = 0.01, ra
     for _ in range(20):
         if prob.residual(z) < tol:
             break
-        jac = np.stack([(prob.operator(z + 1e-7 * e) - prob.operator(z - 1e-7 * e)) / 2e-7 for e in np.eye(d)], 1)
+        jac = np.stack(
+            [(prob.operator(z + 1e-7 * e) - prob.operator(z - 1e-7 * e)) / 2e-7 for e in np.eye(d)],
+            1,
+        )
         z = prob.project(z - np.linalg.solve(jac, prob.operator(z)))
     prob.solution = z
     prob.params["certified_residual"] = prob.residual(z)

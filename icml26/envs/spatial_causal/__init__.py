@@ -121,8 +121,7 @@ declaring `uses_hidden_confounder` and marks those trials `reference_only`.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from icml26._lazy import lazy_exports
 
 _LAZY = {
     "SpaCEInterferenceEnv": "icml26.envs.spatial_causal.env",
@@ -135,10 +134,4 @@ _LAZY = {
     "load_space_folder": "icml26.envs.spatial_causal.space_folder",
 }
 
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'icml26.envs.spatial_causal' has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

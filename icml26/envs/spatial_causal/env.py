@@ -26,8 +26,9 @@ ESTIMATE_BOUND = 1e6  # action Box bounds: estimates are in outcome units, finit
 DATA_BOUND = 1e12  # observation Box bounds for coordinates, covariates and outcomes
 
 
-def score_estimates(data: SpatialCausalData, direct: float, spillover: float,
-                    erf: np.ndarray | None = None) -> dict[str, Any]:
+def score_estimates(
+    data: SpatialCausalData, direct: float, spillover: float, erf: np.ndarray | None = None
+) -> dict[str, Any]:
     """Errors of the estimates against the data set's truth, each divided by sd(Y) (SpaCE).
 
     ``error`` (the negative reward) is the mean of the absolute direct and spillover errors.
@@ -142,9 +143,13 @@ class SpaCEInterferenceEnv(gym.Env):
         **simulator_kwargs: Any,
     ) -> None:
         if render_mode is not None:
-            raise ValueError(f"{ENV_NAME}: no render modes are supported, got render_mode={render_mode!r}")
+            raise ValueError(
+                f"{ENV_NAME}: no render modes are supported, got render_mode={render_mode!r}"
+            )
         if variant not in VARIANTS:
-            raise ValueError(f"{ENV_NAME}: unknown variant {variant!r}; known variants: {sorted(VARIANTS)}")
+            raise ValueError(
+                f"{ENV_NAME}: unknown variant {variant!r}; known variants: {sorted(VARIANTS)}"
+            )
         self.variant = variant
         self.reveal_confounder = bool(reveal_confounder)
         self._fixed: SpatialCausalData | None = None
@@ -226,16 +231,22 @@ class SpaCEInterferenceEnv(gym.Env):
 
     # ------------------------------------------------------------------ helpers
     def _check_action(self, action: Any) -> tuple[float, float, np.ndarray | None]:
-        expected = (f"a dict like {{'direct': float, 'spillover': float, 'erf': None | {self.erf_points} floats}} "
-                    f"({self.action_space})")
+        expected = (
+            f"a dict like {{'direct': float, 'spillover': float, 'erf': None | {self.erf_points} floats}} "
+            f"({self.action_space})"
+        )
         if not isinstance(action, Mapping):
-            raise TypeError(f"{ENV_NAME}: expected {expected}, got {type(action).__name__} {action!r:.80}")
+            raise TypeError(
+                f"{ENV_NAME}: expected {expected}, got {type(action).__name__} {action!r:.80}"
+            )
         unknown = sorted(set(map(str, action)) - {"direct", "spillover", "erf"})
         if unknown:
             raise ValueError(f"{ENV_NAME}: unknown action key(s) {unknown}; expected {expected}")
         missing = [k for k in ("direct", "spillover") if k not in action or action[k] is None]
         if missing:
-            raise ValueError(f"{ENV_NAME}: action is missing the estimate(s) {missing}; expected {expected}")
+            raise ValueError(
+                f"{ENV_NAME}: action is missing the estimate(s) {missing}; expected {expected}"
+            )
         vals: dict[str, np.ndarray] = {}
         for key, size in (("direct", 1), ("spillover", 1), ("erf", self.erf_points)):
             if key not in action or action[key] is None:
@@ -243,9 +254,15 @@ class SpaCEInterferenceEnv(gym.Env):
             try:
                 v = np.asarray(action[key], dtype=np.float64)
             except (TypeError, ValueError):
-                raise TypeError(f"{ENV_NAME}: action[{key!r}] must be numeric, got {action[key]!r:.80}") from None
+                raise TypeError(
+                    f"{ENV_NAME}: action[{key!r}] must be numeric, got {action[key]!r:.80}"
+                ) from None
             if v.size != size or v.ndim > 1:
-                want = "a float or shape (1,)" if size == 1 else f"shape ({size},) (levels {self._data.erf_levels})"
+                want = (
+                    "a float or shape (1,)"
+                    if size == 1
+                    else f"shape ({size},) (levels {self._data.erf_levels})"
+                )
                 raise ValueError(f"{ENV_NAME}: action[{key!r}] must be {want}, got shape {v.shape}")
             if not np.all(np.isfinite(v)) or np.any(np.abs(v) > ESTIMATE_BOUND):
                 raise ValueError(

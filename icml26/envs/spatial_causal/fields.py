@@ -32,7 +32,9 @@ def standardize(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 0 else x - x.mean()
 
 
-def _gp_exponential(coords: np.ndarray, length_scale: float, rng: np.random.Generator) -> np.ndarray:
+def _gp_exponential(
+    coords: np.ndarray, length_scale: float, rng: np.random.Generator
+) -> np.ndarray:
     from scipy.linalg import cholesky
     from scipy.spatial.distance import cdist
 

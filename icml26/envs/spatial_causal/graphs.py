@@ -58,7 +58,9 @@ def _lattice_edges(rows: np.ndarray, cols: np.ndarray, adjacency: str) -> sp.csr
     return sp.csr_matrix((np.ones(s.size), (s, d)), shape=(n, n))
 
 
-def grid_graph(n_rows: int, n_cols: int, adjacency: str = "queen") -> tuple[np.ndarray, sp.csr_matrix]:
+def grid_graph(
+    n_rows: int, n_cols: int, adjacency: str = "queen"
+) -> tuple[np.ndarray, sp.csr_matrix]:
     """An ``n_rows x n_cols`` lattice; units in row-major order, coordinates ``(col, row)``."""
     if n_rows < 1 or n_cols < 1:
         raise ValueError(f"grid needs n_rows, n_cols >= 1, got {n_rows} x {n_cols}")
@@ -87,8 +89,12 @@ def lattice_with_holes(
     if n_removed > 0:
         if n_holes < 1:
             raise ValueError(f"n_holes must be >= 1 when cells are removed, got {n_holes}")
-        centres = np.stack([rng.uniform(0, n_rows - 1, n_holes), rng.uniform(0, n_cols - 1, n_holes)], 1)
-        d = np.min(np.hypot(rows[:, None] - centres[None, :, 0], cols[:, None] - centres[None, :, 1]), 1)
+        centres = np.stack(
+            [rng.uniform(0, n_rows - 1, n_holes), rng.uniform(0, n_cols - 1, n_holes)], 1
+        )
+        d = np.min(
+            np.hypot(rows[:, None] - centres[None, :, 0], cols[:, None] - centres[None, :, 1]), 1
+        )
         order = np.lexsort((rng.random(total), d))
         keep = np.ones(total, dtype=bool)
         keep[order[:n_removed]] = False
@@ -108,7 +114,9 @@ def random_geometric_graph(
     if n < 2:
         raise ValueError(f"a random geometric graph needs n >= 2 units, got {n}")
     if mean_degree <= 0 or max_degree < 1:
-        raise ValueError(f"need mean_degree > 0 and max_degree >= 1, got {mean_degree}, {max_degree}")
+        raise ValueError(
+            f"need mean_degree > 0 and max_degree >= 1, got {mean_degree}, {max_degree}"
+        )
     side = float(np.sqrt(n))
     coords = rng.uniform(0.0, side, size=(n, 2))
     r = float(np.sqrt(mean_degree / np.pi))
@@ -149,7 +157,9 @@ def adjacency_from_table(table: np.ndarray) -> sp.csr_matrix:
     cols = t.ravel()
     keep = cols >= 0
     if np.any(cols[keep] >= n):
-        raise ValueError(f"neighbour table refers to unit {int(cols.max())} but there are {n} units")
+        raise ValueError(
+            f"neighbour table refers to unit {int(cols.max())} but there are {n} units"
+        )
     a = sp.csr_matrix((np.ones(keep.sum()), (rows[keep], cols[keep])), shape=(n, n))
     a = ((a + a.T) > 0).astype(np.float64).tocsr()
     a.setdiag(0)

@@ -110,9 +110,11 @@ class SimulationConfig:
     nonlocal_confounding: bool = False  # outcome sees U averaged over the radius-max(r, 2) ball
     confounder_modulated_spillover: float = 0.0  # sd(alpha U s(e)) / sd(Y); 0.5 in 'confmod'
     asymmetric: bool = False  # DGP neighbourhood keeps only neighbours with x_j >= x_i
-    erf_points: int = 3  # ERF levels: 3 = (none, half, all) as in v0; m > 3 = shares j/(m-1), j = 0..m-1
+    erf_points: int = (
+        3  # ERF levels: 3 = (none, half, all) as in v0; m > 3 = shares j/(m-1), j = 0..m-1
+    )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # noqa: C901
         def bad(msg: str) -> ValueError:
             return ValueError(f"SimulationConfig: {msg}")
 
@@ -133,9 +135,13 @@ class SimulationConfig:
         if not 0 <= self.hole_fraction < 0.9:
             raise bad(f"hole_fraction must lie in [0, 0.9), got {self.hole_fraction}")
         if self.n_covariates < 1:
-            raise bad(f"n_covariates must be >= 1 (X_1 carries the heterogeneity), got {self.n_covariates}")
+            raise bad(
+                f"n_covariates must be >= 1 (X_1 carries the heterogeneity), got {self.n_covariates}"
+            )
         if self.treated_fraction is not None and not 0 < self.treated_fraction < 1:
-            raise bad(f"treated_fraction must lie in (0, 1) or be None, got {self.treated_fraction}")
+            raise bad(
+                f"treated_fraction must lie in (0, 1) or be None, got {self.treated_fraction}"
+            )
         if self.noise_sd < 0 or self.treatment_noise < 0 or self.treatment_scale <= 0:
             raise bad("noise_sd and treatment_noise must be >= 0 and treatment_scale > 0")
         if self.confounder_modulated_spillover < 0:
@@ -143,7 +149,9 @@ class SimulationConfig:
         if not isinstance(self.erf_points, int) or not 3 <= self.erf_points <= 21:
             raise bad(f"erf_points must be an int in [3, 21], got {self.erf_points!r}")
         if self.exposure_kernel not in ("mean", "inverse_hop"):
-            raise bad(f"exposure_kernel must be 'mean' or 'inverse_hop', got {self.exposure_kernel!r}")
+            raise bad(
+                f"exposure_kernel must be 'mean' or 'inverse_hop', got {self.exposure_kernel!r}"
+            )
 
     @property
     def shown_radius(self) -> int:
@@ -160,7 +168,11 @@ class SimulationConfig:
 
     @property
     def n_removed(self) -> int:
-        return int(round(self.hole_fraction * self.n_rows * self.n_cols)) if self.graph == "holes" else 0
+        return (
+            int(round(self.hole_fraction * self.n_rows * self.n_cols))
+            if self.graph == "holes"
+            else 0
+        )
 
     @property
     def table_width(self) -> int:
@@ -207,7 +219,11 @@ class SpatialCausalData:
     y_nbr: np.ndarray | None = None  # (n, 2): Y_i(A_i obs, a 1_N)
     y_half: np.ndarray | None = None  # (n,): Y_i(A_i obs, random half of neighbours treated)
     y_erf: np.ndarray | None = None  # (n, m): Y_i(A_i obs, random floor(q_j k) neighbours treated)
-    erf_levels: tuple[float, ...] = (0.0, 0.5, 1.0)  # q_j of the ERF (ERF_LEVELS when y_erf is None)
+    erf_levels: tuple[float, ...] = (
+        0.0,
+        0.5,
+        1.0,
+    )  # q_j of the ERF (ERF_LEVELS when y_erf is None)
     dgp_radius: int = 1
     noise: np.ndarray | None = None  # (n,) eps shared by every counterfactual
     scores: dict[str, float] = field(default_factory=dict)
@@ -260,11 +276,15 @@ def outcome_scale(outcome: np.ndarray, scored: np.ndarray) -> float:
     return sd if sd > 0 else float(np.std(outcome)) or 1.0
 
 
-def _build_graph(cfg: SimulationConfig, rng: np.random.Generator) -> tuple[np.ndarray, sp.csr_matrix]:
+def _build_graph(
+    cfg: SimulationConfig, rng: np.random.Generator
+) -> tuple[np.ndarray, sp.csr_matrix]:
     if cfg.graph == "grid":
         return graphs.grid_graph(cfg.n_rows, cfg.n_cols, cfg.adjacency)
     if cfg.graph == "holes":
-        return graphs.lattice_with_holes(cfg.n_rows, cfg.n_cols, cfg.n_removed, cfg.n_holes, rng, cfg.adjacency)
+        return graphs.lattice_with_holes(
+            cfg.n_rows, cfg.n_cols, cfg.n_removed, cfg.n_holes, rng, cfg.adjacency
+        )
     return graphs.random_geometric_graph(cfg.n_units, rng, cfg.mean_degree, cfg.max_degree)
 
 
@@ -327,21 +347,40 @@ class OutcomeModel:
 
     @classmethod
     def from_config(cls, cfg: SimulationConfig, n_covariates: int) -> OutcomeModel:
-        return cls(cfg.direct_effect, cfg.heterogeneity, cfg.spillover_effect, cfg.conf_y,
-                   cfg.nonlinearity, np.full(n_covariates, 0.5))
+        return cls(
+            cfg.direct_effect,
+            cfg.heterogeneity,
+            cfg.spillover_effect,
+            cfg.conf_y,
+            cfg.nonlinearity,
+            np.full(n_covariates, 0.5),
+        )
 
     def s(self, e: np.ndarray) -> np.ndarray:
         return e + self.nonlinearity * (e**2 - e)
 
-    def mu(self, a: np.ndarray, e: np.ndarray, x: np.ndarray, u: np.ndarray, u_y: np.ndarray) -> np.ndarray:
+    def mu(
+        self, a: np.ndarray, e: np.ndarray, x: np.ndarray, u: np.ndarray, u_y: np.ndarray
+    ) -> np.ndarray:
         g = u_y + self.nonlinearity * (u_y**2 - 1.0) / np.sqrt(2.0)
-        return (self.direct_effect * a + self.heterogeneity * a * x[:, 0]
-                + (self.spillover_effect + self.alpha * u) * self.s(e) + self.conf_y * g + x @ self.beta_y)
+        return (
+            self.direct_effect * a
+            + self.heterogeneity * a * x[:, 0]
+            + (self.spillover_effect + self.alpha * u) * self.s(e)
+            + self.conf_y * g
+            + x @ self.beta_y
+        )
 
 
 def counterfactual_table(
-    model: OutcomeModel, w: sp.csr_matrix, a: np.ndarray, x: np.ndarray, u: np.ndarray,
-    u_y: np.ndarray, eps: np.ndarray, e_half: np.ndarray,
+    model: OutcomeModel,
+    w: sp.csr_matrix,
+    a: np.ndarray,
+    x: np.ndarray,
+    u: np.ndarray,
+    u_y: np.ndarray,
+    eps: np.ndarray,
+    e_half: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """Observed outcome and every counterfactual the truth needs, all sharing the noise ``eps``.
 
@@ -365,7 +404,9 @@ def counterfactual_table(
     }
 
 
-def simulate(config: SimulationConfig | Mapping[str, Any], rng: np.random.Generator) -> SpatialCausalData:
+def simulate(
+    config: SimulationConfig | Mapping[str, Any], rng: np.random.Generator
+) -> SpatialCausalData:
     """Draw one data set (graph, U, X, A, Y, counterfactuals, truth, scores) from ``rng``."""
     from scipy.special import expit
 
@@ -389,7 +430,9 @@ def simulate(config: SimulationConfig | Mapping[str, Any], rng: np.random.Genera
         u_y = standardize(ring @ u)
 
     # treatment
-    logit = cfg.treatment_scale * (cfg.conf_a * u_t + x @ beta_a + cfg.treatment_noise * rng.standard_normal(n))
+    logit = cfg.treatment_scale * (
+        cfg.conf_a * u_t + x @ beta_a + cfg.treatment_noise * rng.standard_normal(n)
+    )
     if cfg.treated_fraction is not None:
         logit = logit + _intercept_for_fraction(logit, cfg.treated_fraction)
     prop = expit(logit)
@@ -406,15 +449,31 @@ def simulate(config: SimulationConfig | Mapping[str, Any], rng: np.random.Genera
 
     y_erf = None
     if cfg.erf_points > 3:  # drawn after everything else, so U, X, A, Y match erf_points = 3
-        y_erf = np.column_stack([
-            model.mu(a.astype(np.float64), _half_exposure(w, rng, q), x, u, u_y) + eps for q in cfg.erf_levels
-        ])
+        y_erf = np.column_stack(
+            [
+                model.mu(a.astype(np.float64), _half_exposure(w, rng, q), x, u, u_y) + eps
+                for q in cfg.erf_levels
+            ]
+        )
     scored = _scored_units(cfg, adj)
     data = SpatialCausalData(
-        coords=coords, adjacency=adj, covariates=x, treatment=a, outcome=table["y"], scored=scored,
-        radius=cfg.shown_radius, table_width=cfg.table_width, confounder=u, propensity=prop,
-        y_own=table["y_own"], y_nbr=table["y_nbr"], y_half=table["y_half"], dgp_radius=cfg.radius,
-        noise=eps, meta={"alpha": model.alpha, "graph": cfg.graph}, y_erf=y_erf,
+        coords=coords,
+        adjacency=adj,
+        covariates=x,
+        treatment=a,
+        outcome=table["y"],
+        scored=scored,
+        radius=cfg.shown_radius,
+        table_width=cfg.table_width,
+        confounder=u,
+        propensity=prop,
+        y_own=table["y_own"],
+        y_nbr=table["y_nbr"],
+        y_half=table["y_half"],
+        dgp_radius=cfg.radius,
+        noise=eps,
+        meta={"alpha": model.alpha, "graph": cfg.graph},
+        y_erf=y_erf,
         erf_levels=cfg.erf_levels if y_erf is not None else (0.0, 0.5, 1.0),
     )
     data.scores = difficulty_scores(data)
@@ -452,6 +511,7 @@ def confounding_scores(
     out: dict[str, float] = {}
     ests = {}
     for name, extra in (("without", None), ("with", uu)):
+
         def design(av: np.ndarray, ev: np.ndarray, extra: np.ndarray | None = extra) -> np.ndarray:
             d = _flex_design(av, ev, covariates)
             if extra is None:
@@ -464,7 +524,9 @@ def confounding_scores(
         ests[name] = (de, se)
     out["confounding_score_direct"] = abs(ests["without"][0] - ests["with"][0]) / sd
     out["confounding_score_spillover"] = abs(ests["without"][1] - ests["with"][1]) / sd
-    out["confounding_score"] = 0.5 * (out["confounding_score_direct"] + out["confounding_score_spillover"])
+    out["confounding_score"] = 0.5 * (
+        out["confounding_score_direct"] + out["confounding_score_spillover"]
+    )
     return out
 
 
@@ -474,7 +536,11 @@ def difficulty_scores(data: SpatialCausalData) -> dict[str, float]:
         return {}
     w = graphs.exposure_weights(graphs.hop_ball(data.adjacency, data.radius), "mean")
     out = {"smoothness": graphs.morans_i(data.confounder, data.adjacency)}
-    out.update(confounding_scores(data.outcome, data.treatment, data.covariates, data.confounder, w, data.scored))
+    out.update(
+        confounding_scores(
+            data.outcome, data.treatment, data.covariates, data.confounder, w, data.scored
+        )
+    )
     if data.propensity is not None:
         p = data.propensity
         out["extreme_propensity_share"] = float(np.mean((p < 0.05) | (p > 0.95)))

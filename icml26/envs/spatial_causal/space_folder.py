@@ -83,13 +83,18 @@ def _parse_graphml(raw: bytes) -> tuple[list[tuple[str, str]], dict[str, tuple[f
     key_names = {k.get("id"): k.get("attr.name") for k in root.iter(f"{ns}key")}
     edges, coords = [], {}
     for node in root.iter(f"{ns}node"):
-        attrs = {key_names.get(d.get("key"), d.get("key")): (d.text or "") for d in node.findall(f"{ns}data")}
+        attrs = {
+            key_names.get(d.get("key"), d.get("key")): (d.text or "")
+            for d in node.findall(f"{ns}data")
+        }
         for kx, ky in (("x", "y"), ("longitude", "latitude"), ("lon", "lat")):
             if kx in attrs and ky in attrs:
                 coords[str(node.get("id"))] = (float(attrs[kx]), float(attrs[ky]))
                 break
         else:
-            if len(attrs) == 2:  # SpaCE reads a node's two attribute values, in order, as coordinates
+            if (
+                len(attrs) == 2
+            ):  # SpaCE reads a node's two attribute values, in order, as coordinates
                 try:
                     first, second = (float(v) for v in attrs.values())
                 except ValueError:
@@ -115,9 +120,13 @@ def _read_graph(folder: Path) -> tuple[list[tuple[str, str]], dict[str, tuple[fl
         with tarfile.open(p, "r:gz") as tar:
             try:
                 edges = pd.read_parquet(io.BytesIO(tar.extractfile("graph/edges.parquet").read()))  # type: ignore[union-attr]
-                coords_df = pd.read_parquet(io.BytesIO(tar.extractfile("graph/coords.parquet").read()))  # type: ignore[union-attr]
+                coords_df = pd.read_parquet(
+                    io.BytesIO(tar.extractfile("graph/coords.parquet").read())
+                )  # type: ignore[union-attr]
             except KeyError as e:
-                raise SpaceFolderError(f"{p}: expected graph/edges.parquet and graph/coords.parquet ({e})") from None
+                raise SpaceFolderError(
+                    f"{p}: expected graph/edges.parquet and graph/coords.parquet ({e})"
+                ) from None
         coords = {}
         if coords_df.shape[1] >= 2:
             for node, row in zip(coords_df.index.astype(str), coords_df.to_numpy()[:, :2]):
@@ -131,7 +140,7 @@ def _cf_columns(columns: list[str], pattern: str) -> list[str]:
     return sorted(cols, key=lambda c: int(c.rsplit("_", 1)[-1]))
 
 
-def load_space_folder(
+def load_space_folder(  # noqa: C901
     path: str | Path, missing_group: str | None = None, radius: int | None = None
 ) -> SpatialCausalData:
     """Load a SpaCE env folder as a :class:`SpatialCausalData` (binary treatments only).
@@ -177,19 +186,29 @@ def load_space_folder(
         else:
             groups[str(g)] = [str(g)]
     if missing_group is None:
-        cs_all = {str(k): float(v) for k, v in (meta.get("confounding_score") or {}).items() if str(k) in groups}
+        cs_all = {
+            str(k): float(v)
+            for k, v in (meta.get("confounding_score") or {}).items()
+            if str(k) in groups
+        }
         missing_group = max(cs_all, key=cs_all.__getitem__) if cs_all else next(iter(groups))
     if missing_group not in groups:
-        raise SpaceFolderError(f"{folder}: unknown covariate group {missing_group!r}; groups: {sorted(groups)}")
+        raise SpaceFolderError(
+            f"{folder}: unknown covariate group {missing_group!r}; groups: {sorted(groups)}"
+        )
     masked = set(groups[missing_group])
     obs_cols = [str(c) for c in meta["covariates"] if str(c) not in masked]
 
     ids = list(df.index)
     pos = {node: i for i, node in enumerate(ids)}
     edges, node_coords = _read_graph(folder)
-    e = np.array([(pos[a], pos[b]) for a, b in edges if a in pos and b in pos and a != b], dtype=np.int64)
+    e = np.array(
+        [(pos[a], pos[b]) for a, b in edges if a in pos and b in pos and a != b], dtype=np.int64
+    )
     n = len(ids)
-    adj = sp.csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])) if len(e) else ([], ([], [])), shape=(n, n))
+    adj = sp.csr_matrix(
+        (np.ones(len(e)), (e[:, 0], e[:, 1])) if len(e) else ([], ([], [])), shape=(n, n)
+    )
     adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
 
     is_grid = "grid" in str(meta.get("base_name", ""))
@@ -198,7 +217,9 @@ def load_space_folder(
         try:
             rc = np.array([[int(v) for v in node.split("_")[:2]] for node in ids], dtype=np.float64)
         except ValueError:
-            raise SpaceFolderError(f"{folder}: grid node ids must look like '<row>_<col>', got {ids[0]!r}") from None
+            raise SpaceFolderError(
+                f"{folder}: grid node ids must look like '<row>_<col>', got {ids[0]!r}"
+            ) from None
         coords = rc[:, ::-1].copy()  # (x, y) = (col, row)
         size = np.diff(graphs.hop_ball(adj, r).indptr)
         deg_max = int(np.diff(adj.indptr).max()) if n else 0
@@ -206,26 +227,44 @@ def load_space_folder(
         scored = size == full
     else:
         if len(node_coords) < n:
-            raise SpaceFolderError(f"{folder}: the graph file gives coordinates for {len(node_coords)} of {n} nodes")
+            raise SpaceFolderError(
+                f"{folder}: the graph file gives coordinates for {len(node_coords)} of {n} nodes"
+            )
         coords = np.array([node_coords[node] for node in ids], dtype=np.float64)
         scored = np.diff(adj.indptr) > 0
     if not scored.any():
         raise SpaceFolderError(f"{folder}: no unit has a full radius-{r} neighbourhood to score")
 
     t = df[str(meta["treatment"])].to_numpy()
-    treatment = (t == tvals[1]).astype(np.int8) if not np.isin(t, [0, 1]).all() else t.astype(np.int8)
+    treatment = (
+        (t == tvals[1]).astype(np.int8) if not np.isin(t, [0, 1]).all() else t.astype(np.int8)
+    )
     x = df[obs_cols].to_numpy(dtype=np.float64) if obs_cols else np.zeros((n, 0))
     if not np.isfinite(x).all():
         raise SpaceFolderError(f"{folder}: covariates contain NaN or inf")
     width = max(1, int(np.diff(adj.indptr).max()))
     data = SpatialCausalData(
-        coords=coords, adjacency=adj, covariates=x, treatment=treatment,
-        outcome=df[outcome_col].to_numpy(dtype=np.float64), scored=scored, radius=r, table_width=width,
-        y_own=df[own_cols].to_numpy(dtype=np.float64), y_nbr=df[nbr_cols].to_numpy(dtype=np.float64),
-        y_half=df["spill_half_Y_synth"].to_numpy(dtype=np.float64) if "spill_half_Y_synth" in columns else None,
+        coords=coords,
+        adjacency=adj,
+        covariates=x,
+        treatment=treatment,
+        outcome=df[outcome_col].to_numpy(dtype=np.float64),
+        scored=scored,
+        radius=r,
+        table_width=width,
+        y_own=df[own_cols].to_numpy(dtype=np.float64),
+        y_nbr=df[nbr_cols].to_numpy(dtype=np.float64),
+        y_half=df["spill_half_Y_synth"].to_numpy(dtype=np.float64)
+        if "spill_half_Y_synth" in columns
+        else None,
         dgp_radius=int(meta.get("radius", r)),
-        meta={"source": str(folder), "missing_group": missing_group, "base_name": meta.get("base_name"),
-              "config": config, "covariate_names": obs_cols},
+        meta={
+            "source": str(folder),
+            "missing_group": missing_group,
+            "base_name": meta.get("base_name"),
+            "config": config,
+            "covariate_names": obs_cols,
+        },
     )
     cs = meta.get("confounding_score_ate") or {}
     sm = meta.get("spatial_scores") or {}

@@ -101,7 +101,9 @@ class PointReachEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._running:
-            raise RuntimeError("PointReach-v0: call reset() before step() (the episode has ended or not begun)")
+            raise RuntimeError(
+                "PointReach-v0: call reset() before step() (the episode has ended or not begun)"
+            )
         a = self._check_action(action)
         vel = self._vel + DT * (MAX_ACCEL * a - DRAG * self._vel)
         pos = self._pos + DT * vel
@@ -124,9 +126,15 @@ class PointReachEnv(gym.Env):
         yy, xx = np.mgrid[0:size, 0:size]
 
         def to_px(p: np.ndarray) -> tuple[float, float]:
-            return ((p[0] + ARENA) / (2 * ARENA) * (size - 1), (ARENA - p[1]) / (2 * ARENA) * (size - 1))
+            return (
+                (p[0] + ARENA) / (2 * ARENA) * (size - 1),
+                (ARENA - p[1]) / (2 * ARENA) * (size - 1),
+            )
 
-        for point, colour, radius in ((self._goal, (40, 170, 60), 6), (self._pos, (30, 60, 200), 4)):
+        for point, colour, radius in (
+            (self._goal, (40, 170, 60), 6),
+            (self._pos, (30, 60, 200), 4),
+        ):
             cx, cy = to_px(point)
             img[(xx - cx) ** 2 + (yy - cy) ** 2 <= radius**2] = colour
         return img
@@ -136,7 +144,10 @@ class PointReachEnv(gym.Env):
         return np.concatenate([self._pos, self._vel, self._goal - self._pos]).astype(np.float32)
 
     def _info(self) -> dict[str, Any]:
-        return {"distance": float(np.linalg.norm(self._pos - self._goal)), "goal": self._goal.copy()}
+        return {
+            "distance": float(np.linalg.norm(self._pos - self._goal)),
+            "goal": self._goal.copy(),
+        }
 
     def _check_action(self, action: Any) -> np.ndarray:
         try:

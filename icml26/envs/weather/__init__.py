@@ -57,13 +57,27 @@ from __future__ import annotations
 from icml26._lazy import lazy_exports
 
 _EXPORTS = {
-    "WeatherRolloutEnv": "env", "WeatherDataset": "env", "as_weather_dataset": "env",
-    "open_source": "sources", "generate_sphere": "synthetic", "event_table": "synthetic",
-    "event_footprint": "synthetic", "generate_lorenz96": "lorenz96", "generate_qg": "qg",
-    "TwoLayerQG": "qg", "open_era5": "era5", "Climatology": "climatology",
-    "compute_climatology": "climatology", "ForecastScorer": "metrics", "EventThresholds": "metrics",
-    "score": "metrics", "headline_table": "metrics", "latitude_weights": "metrics",
-    "forecast_dataset": "forecast_io", "write_forecast": "forecast_io", "open_forecast": "forecast_io",
+    "WeatherRolloutEnv": "env",
+    "WeatherDataset": "env",
+    "as_weather_dataset": "env",
+    "open_source": "sources",
+    "generate_sphere": "synthetic",
+    "event_table": "synthetic",
+    "event_footprint": "synthetic",
+    "generate_lorenz96": "lorenz96",
+    "generate_qg": "qg",
+    "TwoLayerQG": "qg",
+    "open_era5": "era5",
+    "Climatology": "climatology",
+    "compute_climatology": "climatology",
+    "ForecastScorer": "metrics",
+    "EventThresholds": "metrics",
+    "score": "metrics",
+    "headline_table": "metrics",
+    "latitude_weights": "metrics",
+    "forecast_dataset": "forecast_io",
+    "write_forecast": "forecast_io",
+    "open_forecast": "forecast_io",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

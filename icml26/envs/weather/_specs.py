@@ -9,7 +9,7 @@ ENV_SPECS: list[dict[str, Any]] = [
         "id": "icml26/WeatherRollout-v0",
         "entry_point": "icml26.envs.weather.env:WeatherRolloutEnv",
         "doc": "Open-loop 10-day weather rollout (6-h steps) on WeatherBench 2 data: synthetic "
-               "sphere, Lorenz-96, QG or ERA5 (EMFormer).",
+        "sphere, Lorenz-96, QG or ERA5 (EMFormer).",
         # Cheap settings for the conformance checks: a few weeks of Lorenz-96, 8-step episodes.
         "test_kwargs": {
             "source": "lorenz96",

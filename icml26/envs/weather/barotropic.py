@@ -61,7 +61,9 @@ def legendre_table(trunc: int, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h = np.zeros((trunc + 1, trunc + 1, mu.size))
     for m in range(trunc + 1):
         for n in range(m, trunc + 1):
-            h[m, n] = -n * eps(n + 1, m) * p[m, n + 1] + (n + 1) * eps(n, m) * (p[m, n - 1] if n > m else 0.0)
+            h[m, n] = -n * eps(n + 1, m) * p[m, n + 1] + (n + 1) * eps(n, m) * (
+                p[m, n - 1] if n > m else 0.0
+            )
     return p[: trunc + 1, : trunc + 1], h
 
 
@@ -76,8 +78,10 @@ class SphereGrid:
     def __post_init__(self) -> None:
         self.nlon = 2 * self.nlat
         if self.nlon < 3 * self.trunc + 1 or 2 * self.nlat < 3 * self.trunc + 1:
-            raise ValueError(f"SphereGrid: T{self.trunc} aliases on {self.nlat} x {self.nlon}; need "
-                             f"nlon >= 3T + 1 = {3 * self.trunc + 1}")
+            raise ValueError(
+                f"SphereGrid: T{self.trunc} aliases on {self.nlat} x {self.nlon}; need "
+                f"nlon >= 3T + 1 = {3 * self.trunc + 1}"
+            )
         self.mu, self.weights = gaussian_latitudes(self.nlat)
         self.latitude = np.degrees(np.arcsin(self.mu))
         self.longitude = np.arange(self.nlon) * 360.0 / self.nlon
@@ -120,7 +124,9 @@ class SphereGrid:
         ``(a, b)`` on the grid: ``(1 / (a cos^2)) [d a / d lam + cos d b / d phi]``."""
         am = np.fft.rfft(a, axis=-1)[:, : self.trunc + 1] / self.nlon
         bm = np.fft.rfft(b, axis=-1)[:, : self.trunc + 1] / self.nlon
-        out = 1j * self.m[:, :1] * np.einsum("jm,mnj->mn", am, self._pw_c) - np.einsum("jm,mnj->mn", bm, self._hw)
+        out = 1j * self.m[:, :1] * np.einsum("jm,mnj->mn", am, self._pw_c) - np.einsum(
+            "jm,mnj->mn", bm, self._hw
+        )
         return np.where(self.valid, out, 0.0) / self.radius
 
     # ------------------------------------------------------------------ integrals
@@ -188,28 +194,45 @@ class BarotropicModel:
         return 0.5 * g.mean(g.to_grid(zeta) ** 2)
 
 
-def rossby_haurwitz(grid: SphereGrid, wavenumber: int = 4, omega_wave: float = 7.848e-6,
-                    amplitude: float = 7.848e-6) -> np.ndarray:
+def rossby_haurwitz(
+    grid: SphereGrid, wavenumber: int = 4, omega_wave: float = 7.848e-6, amplitude: float = 7.848e-6
+) -> np.ndarray:
     """The vorticity of a Rossby-Haurwitz wave (Williamson et al. 1992, test 6, barotropic form):
     ``psi = -a^2 w sin(phi) + a^2 K cos^R(phi) sin(phi) cos(R lam)``, as spectral coefficients."""
     r = wavenumber
     mu = grid.mu[:, None]
     cosphi = np.sqrt(1.0 - mu**2)
-    zeta = 2.0 * omega_wave * mu - amplitude * (r + 1) * (r + 2) * cosphi**r * mu * np.cos(r * grid.lam[None, :])
+    zeta = 2.0 * omega_wave * mu - amplitude * (r + 1) * (r + 2) * cosphi**r * mu * np.cos(
+        r * grid.lam[None, :]
+    )
     return grid.to_spectral(zeta)
 
 
-def rossby_haurwitz_speed(wavenumber: int = 4, omega_wave: float = 7.848e-6, omega: float = OMEGA) -> float:
+def rossby_haurwitz_speed(
+    wavenumber: int = 4, omega_wave: float = 7.848e-6, omega: float = OMEGA
+) -> float:
     """Angular phase speed (rad/s, eastward positive) of the wave in the nondivergent model (Haurwitz 1940)."""
     r = wavenumber
     return (r * (3 + r) * omega_wave - 2.0 * omega) / ((1 + r) * (2 + r))
 
 
-__all__ = ["SphereGrid", "BarotropicModel", "gaussian_latitudes", "legendre_table", "rossby_haurwitz",
-           "rossby_haurwitz_speed", "jet_vorticity", "generate_barotropic", "EARTH_RADIUS", "OMEGA"]
+__all__ = [
+    "SphereGrid",
+    "BarotropicModel",
+    "gaussian_latitudes",
+    "legendre_table",
+    "rossby_haurwitz",
+    "rossby_haurwitz_speed",
+    "jet_vorticity",
+    "generate_barotropic",
+    "EARTH_RADIUS",
+    "OMEGA",
+]
 
 
-def jet_vorticity(grid: SphereGrid, speed: float = 40.0, latitude: float = 45.0, width: float = 10.0) -> np.ndarray:
+def jet_vorticity(
+    grid: SphereGrid, speed: float = 40.0, latitude: float = 45.0, width: float = 10.0
+) -> np.ndarray:
     """Grid vorticity of a zonal Gaussian jet ``u = speed exp(-((phi - phi0) / width)^2)``:
     ``zeta = -(1 / (a cos phi)) d(u cos phi) / d phi``."""
     phi = np.radians(grid.latitude)[:, None]
@@ -220,10 +243,20 @@ def jet_vorticity(grid: SphereGrid, speed: float = 40.0, latitude: float = 45.0,
     return np.repeat(zeta, grid.nlon, axis=1)
 
 
-def generate_barotropic(start: str = "2000-01-01", end: str = "2003-12-31T18", seed: int = 0,
-                        spinup_days: float = 100.0, trunc: int = 21, nlat: int = 32, dt: float = 1800.0,
-                        jet_speed: float = 40.0, relaxation_days: float = 10.0, stir_amplitude: float = 1e-9,
-                        stir_wavenumbers: tuple[int, int] = (8, 12), progress: bool = True) -> xr.Dataset:
+def generate_barotropic(
+    start: str = "2000-01-01",
+    end: str = "2003-12-31T18",
+    seed: int = 0,
+    spinup_days: float = 100.0,
+    trunc: int = 21,
+    nlat: int = 32,
+    dt: float = 1800.0,
+    jet_speed: float = 40.0,
+    relaxation_days: float = 10.0,
+    stir_amplitude: float = 1e-9,
+    stir_wavenumbers: tuple[int, int] = (8, 12),
+    progress: bool = True,
+) -> xr.Dataset:
     """Forced-dissipative barotropic turbulence on the sphere, sampled every 6 h.
 
     The flow is relaxed towards a barotropically unstable mid-latitude jet (time scale
@@ -248,15 +281,28 @@ def generate_barotropic(start: str = "2000-01-01", end: str = "2003-12-31T18", s
     jet = jet_vorticity(grid, jet_speed)
     model = BarotropicModel(grid, drag=kappa, hyperdiffusion_time=6 * 3600.0, forcing=kappa * jet)
     rng = np.random.default_rng([int(seed), 7])
-    ring = grid.valid & (grid.n >= stir_wavenumbers[0]) & (grid.n <= stir_wavenumbers[1]) & (grid.m > 0)
-    zeta = grid.to_spectral(jet) + ring * 1e-6 * (rng.standard_normal(ring.shape) + 1j * rng.standard_normal(ring.shape))
+    ring = (
+        grid.valid
+        & (grid.n >= stir_wavenumbers[0])
+        & (grid.n <= stir_wavenumbers[1])
+        & (grid.m > 0)
+    )
+    zeta = grid.to_spectral(jet) + ring * 1e-6 * (
+        rng.standard_normal(ring.shape) + 1j * rng.standard_normal(ring.shape)
+    )
     n_spin = int(round(spinup_days * 24 / STEP_HOURS))
     total = n_spin + times.size
     bar: Any = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, desc="barotropic sphere (6-h steps)", unit="step", leave=False, mininterval=1.0)
+        bar = tqdm(
+            total=total,
+            desc="barotropic sphere (6-h steps)",
+            unit="step",
+            leave=False,
+            mininterval=1.0,
+        )
     shape = (times.size, grid.nlat, grid.nlon)
     out = {k: np.empty(shape, dtype=np.float32) for k in ("psi", "u", "v", "zeta")}
     cosphi = np.sqrt(1.0 - grid.mu**2)[:, None]
@@ -268,7 +314,9 @@ def generate_barotropic(start: str = "2000-01-01", end: str = "2003-12-31T18", s
             out["psi"][j], out["zeta"][j] = grid.to_grid(psi), grid.to_grid(zeta)
             out["u"][j], out["v"][j] = uu / cosphi, vv / cosphi
             if not np.all(np.isfinite(out["zeta"][j])):
-                raise FloatingPointError(f"barotropic model blew up at step {j}; reduce dt ({dt} s)")
+                raise FloatingPointError(
+                    f"barotropic model blew up at step {j}; reduce dt ({dt} s)"
+                )
         for _ in range(substeps):
             zeta = model.step(zeta, dt)
         # one stirring impulse per 6-h step: white noise in time with variance rate amplitude^2
@@ -292,7 +340,15 @@ def generate_barotropic(start: str = "2000-01-01", end: str = "2003-12-31T18", s
             "v_component_of_wind": (dims, lev(out["v"])),
             "vorticity": (dims, lev(out["zeta"])),
         },
-        coords={"time": times, "level": np.array([500]), "latitude": grid.latitude, "longitude": grid.longitude},
-        attrs={"source": "icml26 barotropic vorticity model on the sphere", "truncation": f"T{trunc}",
-               "seed": int(seed)},
+        coords={
+            "time": times,
+            "level": np.array([500]),
+            "latitude": grid.latitude,
+            "longitude": grid.longitude,
+        },
+        attrs={
+            "source": "icml26 barotropic vorticity model on the sphere",
+            "truncation": f"T{trunc}",
+            "seed": int(seed),
+        },
     )

@@ -29,7 +29,9 @@ def _doy_hour(times: Any, hours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pos = np.searchsorted(hours, h)
     pos = np.clip(pos, 0, hours.size - 1)
     if np.any(hours[pos] != h) or np.any(t.minute != 0):
-        raise ValueError(f"times at hours {sorted(set(h.tolist()))} are not all in the climatology's hours {hours.tolist()}")
+        raise ValueError(
+            f"times at hours {sorted(set(h.tolist()))} are not all in the climatology's hours {hours.tolist()}"
+        )
     return t.dayofyear.to_numpy() - 1, pos
 
 
@@ -71,8 +73,9 @@ class Climatology:
     channels: tuple[str, ...]
 
     @classmethod
-    def from_array(cls, array: np.ndarray, times: Any, channels: Sequence[str],
-                   window: int = WINDOW_DAYS) -> Climatology:
+    def from_array(
+        cls, array: np.ndarray, times: Any, channels: Sequence[str], window: int = WINDOW_DAYS
+    ) -> Climatology:
         """Climatology of ``array`` (T, C, lat, lon) sampled at ``times``."""
         arr = np.asarray(array)
         t = pd.DatetimeIndex(np.asarray(times, dtype="datetime64[ns]"))
@@ -90,8 +93,9 @@ class Climatology:
         return cls(_window_mean(sums, counts, window), hours, tuple(channels))
 
     @classmethod
-    def from_dataset(cls, ds: xr.Dataset, channels: Sequence[str] | None = None,
-                     window: int = WINDOW_DAYS) -> Climatology:
+    def from_dataset(
+        cls, ds: xr.Dataset, channels: Sequence[str] | None = None, window: int = WINDOW_DAYS
+    ) -> Climatology:
         chans = tuple(channels) if channels is not None else channels_of(ds)
         return cls.from_array(dataset_to_array(ds, chans), ds["time"].values, chans, window)
 
@@ -103,18 +107,26 @@ class Climatology:
 
     def to_dataset(self, latitude: np.ndarray, longitude: np.ndarray) -> xr.Dataset:
         """WeatherBench 2 layout: dims (dayofyear, hour, [level], latitude, longitude)."""
-        coords = {"dayofyear": np.arange(1, 367), "hour": self.hours, "latitude": latitude, "longitude": longitude}
+        coords = {
+            "dayofyear": np.arange(1, 367),
+            "hour": self.hours,
+            "latitude": latitude,
+            "longitude": longitude,
+        }
         return array_to_dataset(self.values, self.channels, coords, lead_dims=("dayofyear", "hour"))
 
 
-def compute_climatology(ds: xr.Dataset, channels: Sequence[str] | None = None,
-                        window: int = WINDOW_DAYS) -> xr.Dataset:
+def compute_climatology(
+    ds: xr.Dataset, channels: Sequence[str] | None = None, window: int = WINDOW_DAYS
+) -> xr.Dataset:
     """The WeatherBench 2 climatology of ``ds`` as an ``xr.Dataset``."""
     clim = Climatology.from_dataset(ds, channels, window)
     return clim.to_dataset(ds["latitude"].values, ds["longitude"].values)
 
 
-def climatological_quantiles(array: np.ndarray, quantiles: Sequence[float] = (0.95, 0.99)) -> np.ndarray:
+def climatological_quantiles(
+    array: np.ndarray, quantiles: Sequence[float] = (0.95, 0.99)
+) -> np.ndarray:
     """Per-grid-point quantiles over time of ``array`` (T, C, lat, lon) -> (nq, C, lat, lon):
     the event thresholds of the extremes scores (WeatherBench-X style)."""
     q = np.asarray(quantiles, dtype=np.float64)

@@ -75,7 +75,9 @@ def as_weather_dataset(data: Any, channels: Sequence[str] | None = None) -> Weat
         from icml26.envs.weather.grid import channels_of
 
         return WeatherDataset(data, normalize_channels(channels) if channels else channels_of(data))
-    raise TypeError(f"expected a WeatherDataset, a WeatherRollout env or an xr.Dataset, got {type(data).__name__}")
+    raise TypeError(
+        f"expected a WeatherDataset, a WeatherRollout env or an xr.Dataset, got {type(data).__name__}"
+    )
 
 
 # Per-process memo of training-period statistics: envs over the same data share them.
@@ -90,7 +92,9 @@ def _memoized(key: tuple[Any, ...], make: Any) -> Any:
     return _memo[key]
 
 
-def _train_stats(key: str, ds: xr.Dataset, channels: tuple[str, ...], start: str, end: str) -> tuple[np.ndarray, np.ndarray]:
+def _train_stats(
+    key: str, ds: xr.Dataset, channels: tuple[str, ...], start: str, end: str
+) -> tuple[np.ndarray, np.ndarray]:
     def make() -> tuple[np.ndarray, np.ndarray]:
         arr = dataset_to_array(ds.sel(time=slice(start, end)), channels)
         mean = arr.mean(axis=(0, 2, 3), dtype=np.float64)
@@ -169,7 +173,11 @@ class WeatherRolloutEnv(gym.Env):
     -0.0333 False 1
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
 
     def __init__(
         self,
@@ -193,18 +201,24 @@ class WeatherRolloutEnv(gym.Env):
         if not isinstance(lead_steps, (int, np.integer)) or lead_steps < 1:
             raise ValueError(f"{ENV_NAME}: lead_steps must be an int >= 1, got {lead_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"{ENV_NAME}: render_mode must be 'rgb_array' or None, got {render_mode!r}")
+            raise ValueError(
+                f"{ENV_NAME}: render_mode must be 'rgb_array' or None, got {render_mode!r}"
+            )
         bad_hours = [h for h in init_hours if h % STEP_HOURS or not 0 <= h < 24]
         if not init_hours or bad_hours:
-            raise ValueError(f"{ENV_NAME}: init_hours must be multiples of {STEP_HOURS} in [0, 24), got {list(init_hours)}")
+            raise ValueError(
+                f"{ENV_NAME}: init_hours must be multiples of {STEP_HOURS} in [0, 24), got {list(init_hours)}"
+            )
         self.source = source
         self.source_kwargs = dict(source_kwargs or {})
         self.channels = normalize_channels(channels or DEFAULT_CHANNELS_BY_SOURCE[source])
         self.train_period = (str(train_period[0]), str(train_period[1]))
         self.test_period = (str(test_period[0]), str(test_period[1]))
         if pd.Timestamp(self.train_period[1]) >= pd.Timestamp(self.test_period[0]):
-            raise ValueError(f"{ENV_NAME}: the training period {self.train_period} must end before "
-                             f"the test period {self.test_period} starts")
+            raise ValueError(
+                f"{ENV_NAME}: the training period {self.train_period} must end before "
+                f"the test period {self.test_period} starts"
+            )
         self.split = split
         self.history = int(history)
         self.lead_steps = int(lead_steps)
@@ -212,11 +226,15 @@ class WeatherRolloutEnv(gym.Env):
         self.render_mode = render_mode
         self._load()
         c, h, w = len(self.channels), self.latitude.size, self.longitude.size
-        self.observation_space = spaces.Dict({
-            "state": spaces.Box(-np.inf, np.inf, shape=(self.history, c, h, w), dtype=np.float32),
-            "lead_step": spaces.Discrete(self.lead_steps + 1),
-            "time": spaces.Box(-_HOUR_LIMIT, _HOUR_LIMIT, shape=(1,), dtype=np.int64),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "state": spaces.Box(
+                    -np.inf, np.inf, shape=(self.history, c, h, w), dtype=np.float32
+                ),
+                "lead_step": spaces.Discrete(self.lead_steps + 1),
+                "time": spaces.Box(-_HOUR_LIMIT, _HOUR_LIMIT, shape=(1,), dtype=np.int64),
+            }
+        )
         self.action_space = spaces.Box(-np.inf, np.inf, shape=(c, h, w), dtype=np.float32)
         self._t0: int | None = None
         self._k = 0
@@ -231,29 +249,45 @@ class WeatherRolloutEnv(gym.Env):
         for name in self.channels:
             ch = parse_channel(name)
             if ch.variable not in ds.data_vars:
-                raise ValueError(f"{ENV_NAME}: channel {name!r} needs variable {ch.variable!r}, which the "
-                                 f"{self.source} source lacks (it has {sorted(map(str, ds.data_vars))})")
+                raise ValueError(
+                    f"{ENV_NAME}: channel {name!r} needs variable {ch.variable!r}, which the "
+                    f"{self.source} source lacks (it has {sorted(map(str, ds.data_vars))})"
+                )
         self._ds = ds
         period = self.test_period if self.split == "test" else self.train_period
         part = ds.sel(time=slice(*period))
         if part.sizes["time"] < self.history + self.lead_steps:
-            have = f"{ds['time'].values[0]} .. {ds['time'].values[-1]}" if ds.sizes["time"] else "nothing"
-            raise ValueError(f"{ENV_NAME}: the {self.split} period {period} holds {part.sizes['time']} "
-                             f"states, fewer than history + lead_steps = {self.history + self.lead_steps} "
-                             f"(the {self.source} data cover {have})")
+            have = (
+                f"{ds['time'].values[0]} .. {ds['time'].values[-1]}"
+                if ds.sizes["time"]
+                else "nothing"
+            )
+            raise ValueError(
+                f"{ENV_NAME}: the {self.split} period {period} holds {part.sizes['time']} "
+                f"states, fewer than history + lead_steps = {self.history + self.lead_steps} "
+                f"(the {self.source} data cover {have})"
+            )
         self._times = np.asarray(part["time"].values, dtype="datetime64[ns]")
         if np.any(np.diff(self._times) != np.timedelta64(STEP_HOURS, "h")):
-            raise ValueError(f"{ENV_NAME}: the {self.split} period must be evenly {STEP_HOURS}-hourly")
+            raise ValueError(
+                f"{ENV_NAME}: the {self.split} period must be evenly {STEP_HOURS}-hourly"
+            )
         self._data = dataset_to_array(part, self.channels)
         self.latitude = np.asarray(ds["latitude"].values, dtype=np.float64)
         self.longitude = np.asarray(ds["longitude"].values, dtype=np.float64)
-        self._weights = (latitude_weights_array(self.latitude) / (self.latitude.size * self.longitude.size))
-        self.channel_mean, self.channel_std = _train_stats(self._key, ds, self.channels, *self.train_period)
+        self._weights = latitude_weights_array(self.latitude) / (
+            self.latitude.size * self.longitude.size
+        )
+        self.channel_mean, self.channel_std = _train_stats(
+            self._key, ds, self.channels, *self.train_period
+        )
         hours = pd.DatetimeIndex(self._times).hour.to_numpy()
         idx = np.arange(self.history - 1, self._times.size - self.lead_steps)
         self._init_index = idx[np.isin(hours[idx], self.init_hours)]
         if self._init_index.size == 0:
-            raise ValueError(f"{ENV_NAME}: no initialization time at hours {self.init_hours} in {period}")
+            raise ValueError(
+                f"{ENV_NAME}: no initialization time at hours {self.init_hours} in {period}"
+            )
 
     @property
     def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +317,11 @@ class WeatherRolloutEnv(gym.Env):
             raise ValueError(f"{ENV_NAME}: split must be 'train' or 'test', got {split!r}")
         period = self.train_period if split == "train" else self.test_period
         sel = self._ds.sel(time=slice(*period))
-        keep = [v for v in sel.data_vars if v in {parse_channel(c).variable for c in self.channels} or v == "land_sea_mask"]
+        keep = [
+            v
+            for v in sel.data_vars
+            if v in {parse_channel(c).variable for c in self.channels} or v == "land_sea_mask"
+        ]
         return WeatherDataset(sel[keep], self.channels, self.history, self.lead_steps)
 
     def climatology(self) -> Climatology:
@@ -295,34 +333,44 @@ class WeatherRolloutEnv(gym.Env):
         return _thresholds(self._key, self._ds, self.channels, *self.train_period, tuple(quantiles))
 
     # --------------------------------------------------------------------- gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         options = dict(options or {})
         unknown = set(options) - {"init_time", "init_index"}
         if unknown:
-            raise ValueError(f"{ENV_NAME}: unknown reset options {sorted(unknown)}; use 'init_time' or 'init_index'")
+            raise ValueError(
+                f"{ENV_NAME}: unknown reset options {sorted(unknown)}; use 'init_time' or 'init_index'"
+            )
         if "init_time" in options:
             t = np.datetime64(pd.Timestamp(options["init_time"]).to_datetime64(), "ns")
             pos = np.flatnonzero(self.init_times == t)
             if pos.size == 0:
-                raise ValueError(f"{ENV_NAME}: init_time {options['init_time']!r} is not an allowed initialization "
-                                 f"({self.init_times[0]} .. {self.init_times[-1]} at hours {self.init_hours})")
+                raise ValueError(
+                    f"{ENV_NAME}: init_time {options['init_time']!r} is not an allowed initialization "
+                    f"({self.init_times[0]} .. {self.init_times[-1]} at hours {self.init_hours})"
+                )
             j = int(pos[0])
         elif "init_index" in options:
             j = int(options["init_index"])
             if not 0 <= j < self._init_index.size:
-                raise ValueError(f"{ENV_NAME}: init_index must be in [0, {self._init_index.size}), got {j}")
+                raise ValueError(
+                    f"{ENV_NAME}: init_index must be in [0, {self._init_index.size}), got {j}"
+                )
         else:
             j = int(self.np_random.integers(self._init_index.size))
         self._t0 = int(self._init_index[j])
         self._k = 0
-        self._context = self._data[self._t0 - self.history + 1:self._t0 + 1].copy()
+        self._context = self._data[self._t0 - self.history + 1 : self._t0 + 1].copy()
         self._forecasts = np.zeros_like(self._forecasts)
         return self._obs(), {"init_time": str(self._times[self._t0]), "lead_hours": 0}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._t0 is None or self._k >= self.lead_steps:
-            raise RuntimeError(f"{ENV_NAME}: call reset() before step() (the episode has ended or not begun)")
+            raise RuntimeError(
+                f"{ENV_NAME}: call reset() before step() (the episode has ended or not begun)"
+            )
         forecast = self._check_action(action)
         truth = self._data[self._t0 + self._k + 1]
         err = (forecast - truth).astype(np.float64)
@@ -333,17 +381,21 @@ class WeatherRolloutEnv(gym.Env):
         self._context[-1] = forecast
         self._k += 1
         terminated = self._k == self.lead_steps
-        info: dict[str, Any] = {"lead_hours": STEP_HOURS * self._k,
-                                "valid_time": str(self._times[self._t0 + self._k])}
+        info: dict[str, Any] = {
+            "lead_hours": STEP_HOURS * self._k,
+            "valid_time": str(self._times[self._t0 + self._k]),
+        }
         if terminated:
-            truth_all = self._data[self._t0 + 1:self._t0 + 1 + self.lead_steps].copy()
+            truth_all = self._data[self._t0 + 1 : self._t0 + 1 + self.lead_steps].copy()
             e = (self._forecasts - truth_all).astype(np.float64)
-            info.update({
-                "init_time": str(self._times[self._t0]),
-                "truth": truth_all,
-                "forecast": self._forecasts.copy(),
-                "rmse": np.sqrt(np.einsum("lchw,h->lc", e * e, self._weights)),
-            })
+            info.update(
+                {
+                    "init_time": str(self._times[self._t0]),
+                    "truth": truth_all,
+                    "forecast": self._forecasts.copy(),
+                    "rmse": np.sqrt(np.einsum("lchw,h->lc", e * e, self._weights)),
+                }
+            )
         return self._obs(), reward, terminated, False, info
 
     def render(self) -> np.ndarray | None:
@@ -374,11 +426,15 @@ class WeatherRolloutEnv(gym.Env):
         try:
             a = np.asarray(action, dtype=np.float32)
         except (TypeError, ValueError):
-            raise TypeError(f"{ENV_NAME}: expected a forecast array of shape {shape} (channels "
-                            f"{self.channels}), got {type(action).__name__}") from None
+            raise TypeError(
+                f"{ENV_NAME}: expected a forecast array of shape {shape} (channels "
+                f"{self.channels}), got {type(action).__name__}"
+            ) from None
         if a.shape != shape:
-            raise ValueError(f"{ENV_NAME}: expected a forecast of shape {shape} = (channels {self.channels}, "
-                             f"lat, lon), got shape {a.shape}")
+            raise ValueError(
+                f"{ENV_NAME}: expected a forecast of shape {shape} = (channels {self.channels}, "
+                f"lat, lon), got shape {a.shape}"
+            )
         if not np.all(np.isfinite(a)):
             bad = [c for c, ok in zip(self.channels, np.isfinite(a).all(axis=(1, 2))) if not ok]
             raise ValueError(f"{ENV_NAME}: the forecast has NaN or inf values in channel(s) {bad}")
@@ -388,18 +444,24 @@ class WeatherRolloutEnv(gym.Env):
         if isinstance(action, xr.Dataset):
             from icml26.envs.weather.grid import channels_of
 
-            names = set(channels_of(action.expand_dims("time") if "time" not in action.dims else action))
+            names = set(
+                channels_of(action.expand_dims("time") if "time" not in action.dims else action)
+            )
             if names != set(self.channels):
-                raise ValueError(f"{ENV_NAME}: forecast variables {sorted(names)} do not match the channels "
-                                 f"{list(self.channels)} (missing {sorted(set(self.channels) - names)}, "
-                                 f"unexpected {sorted(names - set(self.channels))})")
+                raise ValueError(
+                    f"{ENV_NAME}: forecast variables {sorted(names)} do not match the channels "
+                    f"{list(self.channels)} (missing {sorted(set(self.channels) - names)}, "
+                    f"unexpected {sorted(names - set(self.channels))})"
+                )
             ds = action.expand_dims("time") if "time" not in action.dims else action
             return dataset_to_array(ds, self.channels)[0]
         keys = {parse_channel(k).name for k in action}
         if keys != set(self.channels):
-            raise ValueError(f"{ENV_NAME}: forecast variables {sorted(keys)} do not match the channels "
-                             f"{list(self.channels)} (missing {sorted(set(self.channels) - keys)}, "
-                             f"unexpected {sorted(keys - set(self.channels))})")
+            raise ValueError(
+                f"{ENV_NAME}: forecast variables {sorted(keys)} do not match the channels "
+                f"{list(self.channels)} (missing {sorted(set(self.channels) - keys)}, "
+                f"unexpected {sorted(keys - set(self.channels))})"
+            )
         by_name = {parse_channel(k).name: v for k, v in action.items()}
         return np.stack([np.asarray(by_name[c], dtype=np.float32) for c in self.channels])
 
@@ -414,13 +476,23 @@ class WeatherRolloutEnv(gym.Env):
         self._load()
 
 
-def _climatology(key: str, ds: xr.Dataset, channels: tuple[str, ...], start: str, end: str) -> Climatology:
-    return _memoized(("clim", key, channels, start, end),
-                     lambda: Climatology.from_dataset(ds.sel(time=slice(start, end)), channels))
+def _climatology(
+    key: str, ds: xr.Dataset, channels: tuple[str, ...], start: str, end: str
+) -> Climatology:
+    return _memoized(
+        ("clim", key, channels, start, end),
+        lambda: Climatology.from_dataset(ds.sel(time=slice(start, end)), channels),
+    )
 
 
-def _thresholds(key: str, ds: xr.Dataset, channels: tuple[str, ...], start: str, end: str,
-                quantiles: tuple[float, ...]) -> EventThresholds:
+def _thresholds(
+    key: str,
+    ds: xr.Dataset,
+    channels: tuple[str, ...],
+    start: str,
+    end: str,
+    quantiles: tuple[float, ...],
+) -> EventThresholds:
     def make() -> EventThresholds:
         arr = dataset_to_array(ds.sel(time=slice(start, end)), channels)
         return EventThresholds.from_array(arr, channels, quantiles)

@@ -36,16 +36,29 @@ from icml26.envs.weather.grid import (
 
 # CDS / GRIB short names -> WeatherBench 2 names.
 ERA5_NAMES = {
-    "z": "geopotential", "t": "temperature", "u": "u_component_of_wind",
-    "v": "v_component_of_wind", "q": "specific_humidity", "w": "vertical_velocity",
-    "t2m": "2m_temperature", "2t": "2m_temperature",
-    "u10": "10m_u_component_of_wind", "10u": "10m_u_component_of_wind",
-    "v10": "10m_v_component_of_wind", "10v": "10m_v_component_of_wind",
-    "msl": "mean_sea_level_pressure", "sp": "surface_pressure", "lsm": "land_sea_mask",
+    "z": "geopotential",
+    "t": "temperature",
+    "u": "u_component_of_wind",
+    "v": "v_component_of_wind",
+    "q": "specific_humidity",
+    "w": "vertical_velocity",
+    "t2m": "2m_temperature",
+    "2t": "2m_temperature",
+    "u10": "10m_u_component_of_wind",
+    "10u": "10m_u_component_of_wind",
+    "v10": "10m_v_component_of_wind",
+    "10v": "10m_v_component_of_wind",
+    "msl": "mean_sea_level_pressure",
+    "sp": "surface_pressure",
+    "lsm": "land_sea_mask",
 }
 _DIM_NAMES = {
-    "valid_time": "time", "lat": "latitude", "lon": "longitude",
-    "pressure_level": "level", "isobaricInhPa": "level", "plev": "level",
+    "valid_time": "time",
+    "lat": "latitude",
+    "lon": "longitude",
+    "pressure_level": "level",
+    "isobaricInhPa": "level",
+    "plev": "level",
 }
 
 
@@ -53,7 +66,9 @@ def _open_one(path: str | os.PathLike[str]) -> xr.Dataset:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"ERA5 source: {str(p)!r} does not exist")
-    is_zarr = p.is_dir() and (p.suffix == ".zarr" or any((p / n).exists() for n in (".zgroup", "zarr.json", ".zmetadata")))
+    is_zarr = p.is_dir() and (
+        p.suffix == ".zarr" or any((p / n).exists() for n in (".zgroup", "zarr.json", ".zmetadata"))
+    )
     if is_zarr:
         return xr.open_dataset(p, engine="zarr", chunks=None)
     if p.is_dir():
@@ -71,7 +86,11 @@ def standardize(ds: xr.Dataset) -> xr.Dataset:
     for d in ("time", "latitude", "longitude"):
         if d not in ds.dims:
             raise ValueError(f"ERA5 source: no {d!r} dimension (dims are {dict(ds.sizes)})")
-    drop = [c for c in ("number", "expver", "step", "surface", "heightAboveGround") if c in ds.coords and c not in ds.dims]
+    drop = [
+        c
+        for c in ("number", "expver", "step", "surface", "heightAboveGround")
+        if c in ds.coords and c not in ds.dims
+    ]
     ds = ds.drop_vars(drop)
     if "level" in ds.dims and float(ds["level"].max()) > 2000:  # Pa -> hPa
         ds = ds.assign_coords(level=(ds["level"] / 100.0))
@@ -82,8 +101,12 @@ def standardize(ds: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def conservative_weights(src_bounds: np.ndarray, dst_bounds: np.ndarray, periodic: float | None = None,
-                         transform: Any = None) -> np.ndarray:
+def conservative_weights(
+    src_bounds: np.ndarray,
+    dst_bounds: np.ndarray,
+    periodic: float | None = None,
+    transform: Any = None,
+) -> np.ndarray:
     """Overlap matrix (n_dst, n_src) of 1-D cells given by their edges, rows normalized to 1.
 
     ``transform`` maps edges before measuring overlap (``sin`` of latitude gives cell area);
@@ -101,20 +124,29 @@ def conservative_weights(src_bounds: np.ndarray, dst_bounds: np.ndarray, periodi
     total = w.sum(axis=1, keepdims=True)
     if np.any(total <= 0):
         bad = np.flatnonzero(total[:, 0] <= 0)
-        raise ValueError(f"conservative regridding: target cells {bad.tolist()} are not covered by the source grid")
+        raise ValueError(
+            f"conservative regridding: target cells {bad.tolist()} are not covered by the source grid"
+        )
     return w / total
 
 
-def regrid_conservative(ds: xr.Dataset, latitude: np.ndarray, longitude: np.ndarray,
-                        progress: bool = True) -> xr.Dataset:
+def regrid_conservative(
+    ds: xr.Dataset, latitude: np.ndarray, longitude: np.ndarray, progress: bool = True
+) -> xr.Dataset:
     """First-order conservative regridding of every (.., latitude, longitude) variable."""
     src_lat, src_lon = ds["latitude"].values, ds["longitude"].values
-    if src_lat.size == latitude.size and np.allclose(src_lat, latitude) and \
-            src_lon.size == longitude.size and np.allclose(src_lon, longitude):
+    if (
+        src_lat.size == latitude.size
+        and np.allclose(src_lat, latitude)
+        and src_lon.size == longitude.size
+        and np.allclose(src_lon, longitude)
+    ):
         return ds
     sin = lambda x: np.sin(np.deg2rad(x))  # noqa: E731  (cell area ~ d sin(lat))
     wlat = conservative_weights(latitude_bounds(src_lat), latitude_bounds(latitude), transform=sin)
-    wlon = conservative_weights(longitude_bounds(src_lon), longitude_bounds(longitude), periodic=360.0)
+    wlon = conservative_weights(
+        longitude_bounds(src_lon), longitude_bounds(longitude), periodic=360.0
+    )
     out = {}
     names = [v for v in ds.data_vars if {"latitude", "longitude"} <= set(ds[v].dims)]
     it: Any = names
@@ -128,8 +160,12 @@ def regrid_conservative(ds: xr.Dataset, latitude: np.ndarray, longitude: np.ndar
         da = da.transpose(*other, "latitude", "longitude")
         arr = np.asarray(da.values, dtype=np.float64)
         res = np.einsum("ij,...jk,lk->...il", wlat, arr, wlon, optimize=True)
-        out[v] = xr.DataArray(res.astype(np.float32), dims=(*other, "latitude", "longitude"),
-                              coords={d: da[d] for d in other if d in da.coords}, attrs=da.attrs)
+        out[v] = xr.DataArray(
+            res.astype(np.float32),
+            dims=(*other, "latitude", "longitude"),
+            coords={d: da[d] for d in other if d in da.coords},
+            attrs=da.attrs,
+        )
     res_ds = xr.Dataset(out, attrs=ds.attrs)
     return res_ds.assign_coords(latitude=latitude, longitude=longitude)
 
@@ -155,21 +191,29 @@ def open_era5(
     if not paths:
         raise ValueError("open_era5: no path given")
     parts = [standardize(_open_one(p)) for p in paths]
-    ds = parts[0] if len(parts) == 1 else xr.concat(parts, dim="time", data_vars="all").sortby("time")
+    ds = (
+        parts[0]
+        if len(parts) == 1
+        else xr.concat(parts, dim="time", data_vars="all").sortby("time")
+    )
     if start is not None or end is not None:
         ds = ds.sel(time=slice(start, end))
     times = pd.DatetimeIndex(ds["time"].values)
     keep = (times.hour % STEP_HOURS == 0) & (times.minute == 0)
     ds = ds.isel(time=np.flatnonzero(keep))
     if ds.sizes["time"] == 0:
-        raise ValueError(f"open_era5: no {STEP_HOURS}-hourly times in {paths} between {start} and {end}")
+        raise ValueError(
+            f"open_era5: no {STEP_HOURS}-hourly times in {paths} between {start} and {end}"
+        )
     selected: dict[str, xr.DataArray] = {}
     levels: dict[str, list[int]] = {}  # variables on pressure levels share the union of levels
     for name in channels:
         ch = parse_channel(name)
         if ch.variable not in ds.data_vars:
-            raise KeyError(f"open_era5: channel {name!r} needs {ch.variable!r}; the data has "
-                           f"{sorted(map(str, ds.data_vars))}")
+            raise KeyError(
+                f"open_era5: channel {name!r} needs {ch.variable!r}; the data has "
+                f"{sorted(map(str, ds.data_vars))}"
+            )
         if ch.level is not None:
             if "level" not in ds[ch.variable].dims or ch.level not in ds["level"].values:
                 have = ds["level"].values.tolist() if "level" in ds[ch.variable].dims else []
@@ -184,7 +228,9 @@ def open_era5(
         lsm = ds["land_sea_mask"]
         selected["land_sea_mask"] = lsm.isel(time=0, drop=True) if "time" in lsm.dims else lsm
     sub = xr.Dataset(selected)
-    sub = sub.drop_vars([c for c in sub.coords if c not in sub.dims and c not in ("time",)], errors="ignore")
+    sub = sub.drop_vars(
+        [c for c in sub.coords if c not in sub.dims and c not in ("time",)], errors="ignore"
+    )
     sub = sub.load()
     out = regrid_conservative(sub, regular_latitudes(n_lat), regular_longitudes(n_lon), progress)
     out.attrs = {"source": "era5", "path": ";".join(str(p) for p in paths)}

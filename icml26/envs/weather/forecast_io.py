@@ -66,7 +66,9 @@ def forecast_dataset(
     of the levels, padded with NaN where a variable was not forecast (for tools that insist).
     """
     if layout not in ("compact", "shared_level"):
-        raise ValueError(f"forecast_dataset: layout must be 'compact' or 'shared_level', got {layout!r}")
+        raise ValueError(
+            f"forecast_dataset: layout must be 'compact' or 'shared_level', got {layout!r}"
+        )
     arr = np.asarray(forecast)
     if arr.ndim != 5:
         raise ValueError(f"forecast must be (init, lead, channel, lat, lon), got shape {arr.shape}")
@@ -92,11 +94,17 @@ def forecast_dataset(
         rest = [i for i, ch in enumerate(parsed) if ch.variable not in single]
         pieces = []
         if rest:
-            pieces.append(array_to_dataset(arr[:, :, rest], [channels[i] for i in rest], coords, lead))
+            pieces.append(
+                array_to_dataset(arr[:, :, rest], [channels[i] for i in rest], coords, lead)
+            )
         for i, ch in enumerate(parsed):
             if ch.variable in single:
-                da = xr.DataArray(arr[:, :, i], dims=(*lead, "latitude", "longitude"), coords=coords,
-                                  attrs={"level": int(ch.level)})  # type: ignore[arg-type]
+                da = xr.DataArray(
+                    arr[:, :, i],
+                    dims=(*lead, "latitude", "longitude"),
+                    coords=coords,
+                    attrs={"level": int(ch.level)},
+                )  # type: ignore[arg-type]
                 pieces.append(xr.Dataset({ch.variable: da}))
         ds = xr.merge(pieces, join="exact", compat="no_conflicts", combine_attrs="drop_conflicts")
         ds.attrs.update(dict(attrs or {}))
@@ -123,23 +131,42 @@ def episode_forecast(info: Any, env: Any) -> xr.Dataset:
         raise ValueError("episode_forecast: no episode infos given")
     for k, i in enumerate(infos):
         if not isinstance(i, dict) or "forecast" not in i or "init_time" not in i:
-            raise ValueError(f"episode_forecast: info {k} is not the info of an episode's last step "
-                             "(it needs 'forecast' and 'init_time')")
+            raise ValueError(
+                f"episode_forecast: info {k} is not the info of an episode's last step "
+                "(it needs 'forecast' and 'init_time')"
+            )
     fc = np.stack([np.asarray(i["forecast"], dtype=np.float32) for i in infos])
     units = {}
     src = getattr(u, "_ds", None)
     if src is not None:
-        units = {str(v): str(src[v].attrs["units"]) for v in src.data_vars if "units" in src[v].attrs}
-    attrs = {"source": str(u.source), "channels": ",".join(u.channels), "produced_by": "icml26 WeatherRollout-v0"}
-    return forecast_dataset(fc, [i["init_time"] for i in infos], u.channels, u.latitude, u.longitude,
-                            attrs=attrs, units=units)
+        units = {
+            str(v): str(src[v].attrs["units"]) for v in src.data_vars if "units" in src[v].attrs
+        }
+    attrs = {
+        "source": str(u.source),
+        "channels": ",".join(u.channels),
+        "produced_by": "icml26 WeatherRollout-v0",
+    }
+    return forecast_dataset(
+        fc,
+        [i["init_time"] for i in infos],
+        u.channels,
+        u.latitude,
+        u.longitude,
+        attrs=attrs,
+        units=units,
+    )
 
 
-def rollout_forecast(agent: Any, env: Any, init_times: Any = None, n_inits: int = 1, seed: int = 0) -> xr.Dataset:
+def rollout_forecast(
+    agent: Any, env: Any, init_times: Any = None, n_inits: int = 1, seed: int = 0
+) -> xr.Dataset:
     """Roll ``agent`` (``reset(seed)``, ``act(obs, info)``; ``bind`` if it has one) out from each
     initialization time (default: ``n_inits`` spread over the split) and return the forecasts."""
     u = getattr(env, "unwrapped", env)
-    times = u.evaluation_init_times(int(n_inits)) if init_times is None else np.atleast_1d(init_times)
+    times = (
+        u.evaluation_init_times(int(n_inits)) if init_times is None else np.atleast_1d(init_times)
+    )
     bind = getattr(agent, "bind", None)
     if callable(bind):
         bind(env.observation_space, env.action_space)
@@ -162,10 +189,19 @@ def check_forecast_layout(ds: xr.Dataset) -> None:
     for d in ("time", "prediction_timedelta", "latitude", "longitude"):
         if d not in ds.dims:
             problems.append(f"missing dimension {d!r}")
-    extra = set(ds.dims) - {"time", "prediction_timedelta", "level", "latitude", "longitude", "realization"}
+    extra = set(ds.dims) - {
+        "time",
+        "prediction_timedelta",
+        "level",
+        "latitude",
+        "longitude",
+        "realization",
+    }
     if extra:
         problems.append(f"unexpected dimensions {sorted(extra)}")
-    if "prediction_timedelta" in ds.coords and not np.issubdtype(ds["prediction_timedelta"].dtype, np.timedelta64):
+    if "prediction_timedelta" in ds.coords and not np.issubdtype(
+        ds["prediction_timedelta"].dtype, np.timedelta64
+    ):
         problems.append("prediction_timedelta must be timedelta64")
     if "time" in ds.coords and not np.issubdtype(ds["time"].dtype, np.datetime64):
         problems.append("time must be datetime64")
@@ -181,8 +217,16 @@ def check_forecast_layout(ds: xr.Dataset) -> None:
         raise ValueError("not a WeatherBench 2 forecast: " + "; ".join(problems))
 
 
-def write_forecast(ds: Any, path: str | os.PathLike[str], format: str | None = None, *, env: Any = None,
-                   init_times: Any = None, n_inits: int = 1, seed: int = 0) -> Path:
+def write_forecast(
+    ds: Any,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    env: Any = None,
+    init_times: Any = None,
+    n_inits: int = 1,
+    seed: int = 0,
+) -> Path:
     """Write a forecast as zarr (``.zarr``) or netCDF-4 (``.nc``), replacing ``path`` atomically.
 
     ``ds`` is a forecast ``xr.Dataset``, an episode's final ``info`` (or a list of them), or an
@@ -191,24 +235,34 @@ def write_forecast(ds: Any, path: str | os.PathLike[str], format: str | None = N
     """
     if not isinstance(ds, xr.Dataset):
         if env is None:
-            raise TypeError(f"write_forecast: a forecast from {type(ds).__name__} needs env= (the "
-                            "WeatherRollout-v0 env it belongs to)")
+            raise TypeError(
+                f"write_forecast: a forecast from {type(ds).__name__} needs env= (the "
+                "WeatherRollout-v0 env it belongs to)"
+            )
         if callable(getattr(ds, "act", None)):
             ds = rollout_forecast(ds, env, init_times, n_inits, seed)
         elif isinstance(ds, (dict, list, tuple)):
             ds = episode_forecast(ds, env)
         else:
-            raise TypeError(f"write_forecast: expected an xr.Dataset, an episode info (or list) or an agent "
-                            f"with act(), got {type(ds).__name__}")
+            raise TypeError(
+                f"write_forecast: expected an xr.Dataset, an episode info (or list) or an agent "
+                f"with act(), got {type(ds).__name__}"
+            )
     check_forecast_layout(ds)
     p = Path(path)
-    fmt = format or ("zarr" if p.suffix == ".zarr" else "netcdf" if p.suffix in (".nc", ".nc4") else None)
+    fmt = format or (
+        "zarr" if p.suffix == ".zarr" else "netcdf" if p.suffix in (".nc", ".nc4") else None
+    )
     if fmt not in ("zarr", "netcdf"):
-        raise ValueError(f"write_forecast: format must be 'zarr' or 'netcdf' (or a .zarr/.nc path), got {format!r} for {str(p)!r}")
+        raise ValueError(
+            f"write_forecast: format must be 'zarr' or 'netcdf' (or a .zarr/.nc path), got {format!r} for {str(p)!r}"
+        )
     from icml26._paths import atomic_write
 
     if fmt == "zarr":
-        return atomic_write(p, lambda tmp: ds.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True))
+        return atomic_write(
+            p, lambda tmp: ds.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
+        )
     return atomic_write(p, lambda tmp: ds.to_netcdf(tmp, engine="netcdf4"))
 
 

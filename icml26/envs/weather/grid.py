@@ -81,7 +81,9 @@ def parse_channel(name: str | Channel | tuple[str, int | None]) -> Channel:
         try:
             return Channel(var, int(lev))
         except ValueError:
-            raise ValueError(f"channel {name!r}: the part after '/' must be a level in hPa") from None
+            raise ValueError(
+                f"channel {name!r}: the part after '/' must be a level in hPa"
+            ) from None
     return Channel(name)
 
 
@@ -150,7 +152,9 @@ def grid_coords(n_lat: int = 32, n_lon: int = 64) -> dict[str, np.ndarray]:
 
 # ----------------------------------------------------------------------------- conversion
 def dataset_to_array(
-    ds: xr.Dataset, channels: Sequence[str], lead_dims: Sequence[str] = ("time",),
+    ds: xr.Dataset,
+    channels: Sequence[str],
+    lead_dims: Sequence[str] = ("time",),
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """Stack channels into ``(*lead_dims, channel, latitude, longitude)``."""
@@ -164,8 +168,12 @@ def dataset_to_array(
             )
         da = ds[ch.variable]
         if ch.level is not None and "level" not in da.dims and "level" in da.attrs:
-            if int(da.attrs["level"]) != ch.level:  # a 2-D field of one pressure level (forecast_io)
-                raise KeyError(f"channel {name!r}: variable {ch.variable!r} holds level {da.attrs['level']} only")
+            if (
+                int(da.attrs["level"]) != ch.level
+            ):  # a 2-D field of one pressure level (forecast_io)
+                raise KeyError(
+                    f"channel {name!r}: variable {ch.variable!r} holds level {da.attrs['level']} only"
+                )
         elif ch.level is not None:
             if "level" not in da.dims:
                 raise KeyError(f"channel {name!r}: variable {ch.variable!r} has no level dimension")
@@ -213,8 +221,12 @@ def array_to_dataset(
             items = sorted(items, key=lambda t: int(t[0]))  # type: ignore[arg-type]
             data = np.stack([arr[(slice(None),) * nl + (i,)] for _, i in items], axis=nl)
             lev = np.array([int(lv) for lv, _ in items])  # type: ignore[arg-type]
-            pieces.append(xr.Dataset({var: ((*lead_dims, "level", "latitude", "longitude"), data)},
-                                     coords={"level": lev}))
+            pieces.append(
+                xr.Dataset(
+                    {var: ((*lead_dims, "level", "latitude", "longitude"), data)},
+                    coords={"level": lev},
+                )
+            )
     # Variables on different levels share the level dim; xarray pads the union with NaN, as a
     # WeatherBench 2 file with mixed level sets would.
     ds = xr.merge(pieces, join="outer", compat="no_conflicts") if len(pieces) > 1 else pieces[0]
@@ -225,14 +237,18 @@ def array_to_dataset(
 
 def hours_since_epoch(times: Any) -> np.ndarray:
     """Datetimes -> int64 hours since 1970-01-01T00 (the env's ``time`` observation)."""
-    t = np.asarray(pd.DatetimeIndex(np.atleast_1d(np.asarray(times, dtype="datetime64[ns]"))).values)
+    t = np.asarray(
+        pd.DatetimeIndex(np.atleast_1d(np.asarray(times, dtype="datetime64[ns]"))).values
+    )
     return ((t - np.datetime64("1970-01-01T00", "ns")) // np.timedelta64(1, "h")).astype(np.int64)
 
 
 def datetime_from_hours(hours: Any) -> np.ndarray:
     """Inverse of :func:`hours_since_epoch`: datetime64[ns] array."""
     h = np.asarray(hours, dtype=np.int64)
-    return (np.datetime64("1970-01-01T00", "ns") + h.astype("timedelta64[h]")).astype("datetime64[ns]")
+    return (np.datetime64("1970-01-01T00", "ns") + h.astype("timedelta64[h]")).astype(
+        "datetime64[ns]"
+    )
 
 
 def time_features(times: Any, longitude: np.ndarray) -> np.ndarray:
@@ -243,4 +259,6 @@ def time_features(times: Any, longitude: np.ndarray) -> np.ndarray:
     year_frac = ((t.dayofyear - 1) + hour / 24.0).to_numpy(dtype=np.float64) / 365.25
     local = (hour[:, None] + np.asarray(longitude)[None, :] / 15.0) * (2 * np.pi / 24.0)
     doy = np.broadcast_to((2 * np.pi * year_frac)[:, None], local.shape)
-    return np.stack([np.sin(local), np.cos(local), np.sin(doy), np.cos(doy)], axis=1).astype(np.float32)
+    return np.stack([np.sin(local), np.cos(local), np.sin(doy), np.cos(doy)], axis=1).astype(
+        np.float32
+    )

@@ -79,6 +79,10 @@ def generate_lorenz96(
     return xr.Dataset(
         {"lorenz96_x": (("time", "latitude", "longitude"), out[:, None, :])},
         coords={"time": times.values, "latitude": [45.0], "longitude": lon},
-        attrs={"source": "icml26 Lorenz-96", "seed": int(seed), "forcing": float(forcing),
-               "model_time_per_step": MODEL_TIME_PER_STEP},
+        attrs={
+            "source": "icml26 Lorenz-96",
+            "seed": int(seed),
+            "forcing": float(forcing),
+            "model_time_per_step": MODEL_TIME_PER_STEP,
+        },
     )

@@ -120,11 +120,16 @@ class EventThresholds:
     channels: tuple[str, ...]
 
     @classmethod
-    def from_array(cls, array: np.ndarray, channels: Sequence[str],
-                   quantiles: Sequence[float] = (0.95, 0.99)) -> EventThresholds:
+    def from_array(
+        cls, array: np.ndarray, channels: Sequence[str], quantiles: Sequence[float] = (0.95, 0.99)
+    ) -> EventThresholds:
         from icml26.envs.weather.climatology import climatological_quantiles
 
-        return cls(tuple(float(q) for q in quantiles), climatological_quantiles(array, quantiles), tuple(channels))
+        return cls(
+            tuple(float(q) for q in quantiles),
+            climatological_quantiles(array, quantiles),
+            tuple(channels),
+        )
 
 
 # ----------------------------------------------------------------------------- streaming scorer
@@ -140,13 +145,23 @@ class ForecastScorer:
         tqe: compute the top-quantile error (sorts every field; the most expensive score).
     """
 
-    def __init__(self, channels: Sequence[str], latitude: Any, lead_steps: Sequence[int] | int,
-                 climatology: Climatology | None = None, thresholds: EventThresholds | None = None,
-                 tqe: bool = True, tqe_qlim: float = 5.0) -> None:
+    def __init__(
+        self,
+        channels: Sequence[str],
+        latitude: Any,
+        lead_steps: Sequence[int] | int,
+        climatology: Climatology | None = None,
+        thresholds: EventThresholds | None = None,
+        tqe: bool = True,
+        tqe_qlim: float = 5.0,
+    ) -> None:
         self.channels = tuple(channels)
         self.weights = latitude_weights_array(latitude)
-        self.lead_steps = np.arange(1, int(lead_steps) + 1) if isinstance(lead_steps, (int, np.integer)) \
+        self.lead_steps = (
+            np.arange(1, int(lead_steps) + 1)
+            if isinstance(lead_steps, (int, np.integer))
             else np.asarray(lead_steps, dtype=int)
+        )
         self.climatology = climatology
         self.thresholds = thresholds
         if climatology is not None and climatology.channels != self.channels:
@@ -174,8 +189,10 @@ class ForecastScorer:
         o = np.asarray(truth, dtype=np.float32)
         nl, nc = self.lead_steps.size, len(self.channels)
         if f.ndim != 5 or f.shape[1:3] != (nl, nc) or f.shape != o.shape:
-            raise ValueError(f"forecast and truth must both be (B, {nl}, {nc}, lat, lon); got "
-                             f"{f.shape} and {o.shape}")
+            raise ValueError(
+                f"forecast and truth must both be (B, {nl}, {nc}, lat, lon); got "
+                f"{f.shape} and {o.shape}"
+            )
         if f.shape[3] != self.weights.size:
             raise ValueError(f"{f.shape[3]} latitudes but {self.weights.size} weights")
         if not (np.all(np.isfinite(f)) and np.all(np.isfinite(o))):
@@ -253,7 +270,10 @@ class ForecastScorer:
         }
         if self.climatology is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
-                data["acc"] = (dims, np.where(self.cnt_acc > 0, self.sum_acc / np.maximum(self.cnt_acc, 1), np.nan))
+                data["acc"] = (
+                    dims,
+                    np.where(self.cnt_acc > 0, self.sum_acc / np.maximum(self.cnt_acc, 1), np.nan),
+                )
             data["activity"] = (dims, np.sqrt(self.sum_act / n))
             data["truth_activity"] = (dims, np.sqrt(self.sum_tact / n))
         if self.tqe_q is not None:
@@ -263,12 +283,19 @@ class ForecastScorer:
             coords["quantile"] = list(self.thresholds.quantiles)
             tp, fp, fn, tn = (self.table[:, i] for i in range(4))
             with np.errstate(invalid="ignore", divide="ignore"):
-                data.update({
-                    "tp": (qd, tp), "fp": (qd, fp), "fn": (qd, fn), "tn": (qd, tn),
-                    "csi": (qd, csi(tp, fp, fn)), "ets": (qd, ets(tp, fp, fn, tn)),
-                    "hss": (qd, hss(tp, fp, fn, tn)), "frequency_bias": (qd, frequency_bias(tp, fp, fn)),
-                    "sedi": (qd, sedi(tp, fp, fn, tn)),
-                })
+                data.update(
+                    {
+                        "tp": (qd, tp),
+                        "fp": (qd, fp),
+                        "fn": (qd, fn),
+                        "tn": (qd, tn),
+                        "csi": (qd, csi(tp, fp, fn)),
+                        "ets": (qd, ets(tp, fp, fn, tn)),
+                        "hss": (qd, hss(tp, fp, fn, tn)),
+                        "frequency_bias": (qd, frequency_bias(tp, fp, fn)),
+                        "sedi": (qd, sedi(tp, fp, fn, tn)),
+                    }
+                )
         ds = xr.Dataset(data, coords=coords, attrs={"n_inits": int(self.n)})
         return ds.transpose("channel", "prediction_timedelta", ...)
 
@@ -291,7 +318,9 @@ def _valid_times(forecast: xr.Dataset) -> np.ndarray:
 def _truth_array(forecast: xr.Dataset, truth: xr.Dataset, channels: Sequence[str]) -> np.ndarray:
     """Truth as (B, L, C, lat, lon): already aligned, or looked up by valid time in a series."""
     if "prediction_timedelta" in truth.dims:
-        truth = truth.sel(time=forecast["time"], prediction_timedelta=forecast["prediction_timedelta"])
+        truth = truth.sel(
+            time=forecast["time"], prediction_timedelta=forecast["prediction_timedelta"]
+        )
         return dataset_to_array(truth, channels, ("time", "prediction_timedelta"))
     obs = dataset_to_array(truth, channels, ("time",))
     index = pd.Index(np.asarray(truth["time"].values, dtype="datetime64[ns]"))
@@ -303,7 +332,9 @@ def _truth_array(forecast: xr.Dataset, truth: xr.Dataset, channels: Sequence[str
     return obs[pos].reshape(*valid.shape, *obs.shape[1:])
 
 
-def _as_climatology(clim: Climatology | xr.Dataset | None, channels: Sequence[str]) -> Climatology | None:
+def _as_climatology(
+    clim: Climatology | xr.Dataset | None, channels: Sequence[str]
+) -> Climatology | None:
     if clim is None or isinstance(clim, Climatology):
         if clim is not None and clim.channels != tuple(channels):
             idx = [clim.channels.index(c) for c in channels]
@@ -332,12 +363,17 @@ def score(
     if thresholds is not None and thresholds.channels != chans:
         idx = [thresholds.channels.index(c) for c in chans]
         thresholds = EventThresholds(thresholds.quantiles, thresholds.values[:, idx], chans)
-    scorer = ForecastScorer(chans, forecast["latitude"].values, _lead_steps(forecast), clim, thresholds, tqe)
+    scorer = ForecastScorer(
+        chans, forecast["latitude"].values, _lead_steps(forecast), clim, thresholds, tqe
+    )
     valid = _valid_times(forecast)
     for s in range(0, forecast.sizes["time"], chunk):
         part = forecast.isel(time=slice(s, s + chunk))
-        scorer.update(dataset_to_array(part, chans, ("time", "prediction_timedelta")),
-                      _truth_array(part, truth, chans), valid[s:s + chunk])
+        scorer.update(
+            dataset_to_array(part, chans, ("time", "prediction_timedelta")),
+            _truth_array(part, truth, chans),
+            valid[s : s + chunk],
+        )
     return scorer.result()
 
 
@@ -348,7 +384,9 @@ def rmse(forecast: xr.Dataset, truth: xr.Dataset, per_init: bool = False) -> xr.
     return s["rmse_per_init" if per_init else "rmse"]
 
 
-def acc(forecast: xr.Dataset, truth: xr.Dataset, climatology: Climatology | xr.Dataset) -> xr.DataArray:
+def acc(
+    forecast: xr.Dataset, truth: xr.Dataset, climatology: Climatology | xr.Dataset
+) -> xr.DataArray:
     """Uncentred anomaly correlation per channel and lead, averaged over initializations."""
     return score(forecast, truth, climatology, tqe=False)["acc"]
 
@@ -357,7 +395,9 @@ def bias(forecast: xr.Dataset, truth: xr.Dataset) -> xr.DataArray:
     return score(forecast, truth, tqe=False)["bias"]
 
 
-def activity(forecast: xr.Dataset, truth: xr.Dataset, climatology: Climatology | xr.Dataset) -> xr.DataArray:
+def activity(
+    forecast: xr.Dataset, truth: xr.Dataset, climatology: Climatology | xr.Dataset
+) -> xr.DataArray:
     """sqrt(time-mean area-mean squared forecast anomaly): falls as a forecast blurs."""
     return score(forecast, truth, climatology, tqe=False)["activity"]
 
@@ -367,8 +407,12 @@ def top_quantile_error(forecast: xr.Dataset, truth: xr.Dataset) -> xr.DataArray:
     return score(forecast, truth, tqe=True)["tqe"]
 
 
-def headline_table(scores: xr.Dataset, channels: Sequence[str] = HEADLINE_CHANNELS,
-                   days: Sequence[int] = HEADLINE_DAYS, metrics: Sequence[str] = ("rmse", "acc")) -> pd.DataFrame:
+def headline_table(
+    scores: xr.Dataset,
+    channels: Sequence[str] = HEADLINE_CHANNELS,
+    days: Sequence[int] = HEADLINE_DAYS,
+    metrics: Sequence[str] = ("rmse", "acc"),
+) -> pd.DataFrame:
     """Rows = channels, columns = (metric, lead day): the WeatherBench-style headline table."""
     rows = {}
     leads = pd.to_timedelta(scores["prediction_timedelta"].values)
@@ -381,6 +425,10 @@ def headline_table(scores: xr.Dataset, channels: Sequence[str] = HEADLINE_CHANNE
                 continue
             for d in days:
                 td = pd.Timedelta(days=d)
-                row[(m, f"{d}d")] = float(scores[m].sel(channel=ch, prediction_timedelta=td)) if td in leads else np.nan
+                row[(m, f"{d}d")] = (
+                    float(scores[m].sel(channel=ch, prediction_timedelta=td))
+                    if td in leads
+                    else np.nan
+                )
         rows[ch.upper()] = row
     return pd.DataFrame.from_dict(rows, orient="index")

@@ -56,7 +56,11 @@ def spread_skill_ratio(ensemble: Any, obs: Any, weights: Any = None, axis: int =
     m = x.shape[0]
     if m < 2:
         raise ValueError(f"spread_skill_ratio: need at least 2 members, got {m}")
-    w = np.ones_like(y) if weights is None else np.broadcast_to(np.asarray(weights, dtype=float), y.shape)
+    w = (
+        np.ones_like(y)
+        if weights is None
+        else np.broadcast_to(np.asarray(weights, dtype=float), y.shape)
+    )
     var = x.var(axis=0, ddof=1)
     err2 = (x.mean(axis=0) - y) ** 2
     spread = math.sqrt(float(np.sum(w * var) / np.sum(w)))

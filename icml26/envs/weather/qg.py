@@ -64,12 +64,14 @@ class TwoLayerQG:
         self.f2 = self.delta * self.f1
         det = self.k2 * (self.k2 + self.f1 + self.f2)
         self._inv_det = np.where(det > 0, 1.0 / np.where(det > 0, det, 1.0), 0.0)
-        self.qy = np.array([self.beta + self.f1 * (self.u1 - self.u2),
-                            self.beta - self.f2 * (self.u1 - self.u2)])[:, None, None]
+        self.qy = np.array(
+            [self.beta + self.f1 * (self.u1 - self.u2), self.beta - self.f2 * (self.u1 - self.u2)]
+        )[:, None, None]
         self.ubg = np.array([self.u1, self.u2])[:, None, None]
         wv = np.sqrt((self.k * self.dx) ** 2 + (self.l * self.dy) ** 2)
-        self.filtr = np.where(wv > self.filter_cutoff,
-                              np.exp(-self.filterfac * (wv - self.filter_cutoff) ** 4), 1.0)
+        self.filtr = np.where(
+            wv > self.filter_cutoff, np.exp(-self.filterfac * (wv - self.filter_cutoff) ** 4), 1.0
+        )
         self.qh = np.zeros((2, self.ny, self.nx // 2 + 1), dtype=complex)
 
     # --------------------------------------------------------------------- operators
@@ -83,8 +85,12 @@ class TwoLayerQG:
         return np.stack([p1, p2])
 
     def pv_from_streamfunction(self, ph: np.ndarray) -> np.ndarray:
-        return np.stack([-self.k2 * ph[0] + self.f1 * (ph[1] - ph[0]),
-                         -self.k2 * ph[1] + self.f2 * (ph[0] - ph[1])])
+        return np.stack(
+            [
+                -self.k2 * ph[0] + self.f1 * (ph[1] - ph[0]),
+                -self.k2 * ph[1] + self.f2 * (ph[0] - ph[1]),
+            ]
+        )
 
     def tendency(self, qh: np.ndarray, nonlinear: bool = True) -> np.ndarray:
         ph = self.invert(qh)
@@ -146,8 +152,9 @@ def generate_qg(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, desc="two-layer QG (6-h steps)", unit="step", leave=False,
-                   mininterval=1.0)
+        bar = tqdm(
+            total=total, desc="two-layer QG (6-h steps)", unit="step", leave=False, mininterval=1.0
+        )
     psi = np.empty((times.size, 2, m.ny, m.nx), dtype=np.float32)
     uu = np.empty_like(psi)
     vv = np.empty_like(psi)
@@ -182,7 +189,17 @@ def generate_qg(
             "u_component_of_wind": (dims, (uu + ubg).astype(np.float32)),
             "v_component_of_wind": (dims, vv),
         },
-        coords={"time": times.values, "level": np.array([250, 750]), "latitude": lat, "longitude": lon},
-        attrs={"source": "icml26 two-layer QG", "seed": int(seed), "rd_m": m.rd,
-               "shear_m_s": m.u1 - m.u2, "dt_s": m.dt},
+        coords={
+            "time": times.values,
+            "level": np.array([250, 750]),
+            "latitude": lat,
+            "longitude": lon,
+        },
+        attrs={
+            "source": "icml26 two-layer QG",
+            "seed": int(seed),
+            "rd_m": m.rd,
+            "shear_m_s": m.u1 - m.u2,
+            "dt_s": m.dt,
+        },
     )

@@ -23,9 +23,7 @@ kept in memory so several envs in one process share it.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -66,9 +64,18 @@ def _generator(name: str) -> Callable[..., xr.Dataset]:
 
 
 def cache_key(name: str, start: str, end: str, kwargs: dict[str, Any]) -> str:
-    blob = json.dumps({"v": CACHE_VERSION, "name": name, "start": str(start), "end": str(end),
-                       "kwargs": {k: kwargs[k] for k in sorted(kwargs)}}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    from icml26._paths import params_digest
+
+    return params_digest(
+        {
+            "v": CACHE_VERSION,
+            "name": name,
+            "start": str(start),
+            "end": str(end),
+            "kwargs": {k: kwargs[k] for k in sorted(kwargs)},
+        },
+        length=20,
+    )
 
 
 def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: Any) -> xr.Dataset:
@@ -77,7 +84,9 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
         from icml26.envs.weather.era5 import open_era5
 
         if "path" not in kwargs:
-            raise ValueError("the era5 source needs source_kwargs={'path': <zarr store or netCDF file>}")
+            raise ValueError(
+                "the era5 source needs source_kwargs={'path': <zarr store or netCDF file>}"
+            )
         key = "era5:" + cache_key(name, start, end, kwargs)
         if key not in _memo:
             _memo.clear()
@@ -85,24 +94,36 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
         return _memo[key]
     gen = _generator(name)
     # Key on every parameter, defaults included, so a changed default never reuses stale data.
-    params = {k: p.default for k, p in inspect.signature(gen).parameters.items()
-              if p.default is not inspect.Parameter.empty and k not in ("start", "end", "progress")}
+    params = {
+        k: p.default
+        for k, p in inspect.signature(gen).parameters.items()
+        if p.default is not inspect.Parameter.empty and k not in ("start", "end", "progress")
+    }
     unknown = set(kwargs) - set(params) - {"progress"}
-    if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(gen).parameters.values()):
-        raise TypeError(f"weather source {name!r}: unknown options {sorted(unknown)}; known: {sorted(params)}")
+    if unknown and not any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(gen).parameters.values()
+    ):
+        raise TypeError(
+            f"weather source {name!r}: unknown options {sorted(unknown)}; known: {sorted(params)}"
+        )
     params.update({k: v for k, v in kwargs.items() if k != "progress"})
     key = cache_key(name, start, end, params)
     if key in _memo:
         return _memo[key]
-    from icml26._paths import atomic_write, cache_dir
+    from icml26._paths import cache_dir, cached
 
-    path = cache_dir("weather", name) / f"{key}.nc"
-    if cache and path.exists():
-        ds = xr.load_dataset(path, engine="netcdf4")
+    def make() -> xr.Dataset:
+        return gen(start=start, end=end, **kwargs)
+
+    if cache:
+        ds = cached(
+            cache_dir("weather", name) / f"{key}.nc",
+            make,
+            lambda p: xr.load_dataset(p, engine="netcdf4"),
+            lambda d, tmp: d.to_netcdf(tmp, engine="netcdf4"),
+        )
     else:
-        ds = gen(start=start, end=end, **kwargs)
-        if cache:
-            atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="netcdf4"))
+        ds = make()
     _memo.clear()
     _memo[key] = ds
     return ds

@@ -101,8 +101,12 @@ def climatology_fields(
     sin, cos = np.sin(lat), np.cos(lat)
     nh = (lat > 0).astype(float)
     winter_nh = 0.5 * (1 - s)
-    height = (5870.0 - 620.0 * sin**2 + 90.0 * s * sin
-              - 75.0 * nh * sin**2 * winter_nh * np.cos(2 * np.deg2rad(lon_deg - 140.0)))
+    height = (
+        5870.0
+        - 620.0 * sin**2
+        + 90.0 * s * sin
+        - 75.0 * nh * sin**2 * winter_nh * np.cos(2 * np.deg2rad(lon_deg - 140.0))
+    )
     t850 = 252.0 + 38.0 * cos**2 + (5.0 + 9.0 * land) * s * sin + 0.8 * land * diurnal * cos
     t2m = t850 + 11.0 + (1.5 + 5.0 * land) * s * sin + (0.6 + 4.0 * land) * diurnal * cos
     shifted = lat - np.deg2rad(4.0) * s
@@ -151,7 +155,9 @@ class _Basis:
         lat, lon = np.deg2rad(latitude), np.deg2rad(longitude)
         h = 1e-5
         y = _harmonics(self.ns, self.ms, lat, lon)
-        dy_dlat = (_harmonics(self.ns, self.ms, lat + h, lon) - _harmonics(self.ns, self.ms, lat - h, lon)) / (2 * h)
+        dy_dlat = (
+            _harmonics(self.ns, self.ms, lat + h, lon) - _harmonics(self.ns, self.ms, lat - h, lon)
+        ) / (2 * h)
         dy_dlon = 1j * self.ms[:, None, None] * y
         k = len(self.ns)
         hw = lat.size * lon.size
@@ -200,9 +206,14 @@ def _great_circle(lat0: float, lon0: float, lat: np.ndarray, lon: np.ndarray) ->
 
 
 def _sample_events(
-    rng: np.random.Generator, year_start: pd.Timestamp, year_end: pd.Timestamp,
-    latitude: np.ndarray, longitude: np.ndarray, land: np.ndarray,
-    heatwaves: float, cyclones: float,
+    rng: np.random.Generator,
+    year_start: pd.Timestamp,
+    year_end: pd.Timestamp,
+    latitude: np.ndarray,
+    longitude: np.ndarray,
+    land: np.ndarray,
+    heatwaves: float,
+    cyclones: float,
 ) -> list[dict[str, Any]]:
     span_h = (year_end - year_start) / pd.Timedelta(hours=1)
     frac = span_h / (365.25 * 24)
@@ -211,7 +222,9 @@ def _sample_events(
     lon2 = np.repeat(longitude[None, :], latitude.size, axis=0)
     for kind, rate in (("heatwave", heatwaves), ("cyclone", cyclones)):
         for _ in range(int(rng.poisson(rate * frac))):
-            start = year_start + pd.Timedelta(hours=STEP_HOURS * int(rng.integers(0, max(1, span_h // STEP_HOURS))))
+            start = year_start + pd.Timedelta(
+                hours=STEP_HOURS * int(rng.integers(0, max(1, span_h // STEP_HOURS)))
+            )
             doy = start.dayofyear
             nh_summer = 120 <= doy <= 273
             if kind == "heatwave":
@@ -222,7 +235,11 @@ def _sample_events(
                 radius = float(rng.uniform(700e3, 1100e3))
                 drift = (float(rng.uniform(0.0, 3.0)), 0.0)  # deg lon/day, deg lat/day
             else:
-                hemi = (-1.0 if nh_summer else 1.0) if rng.random() < 0.7 else (1.0 if nh_summer else -1.0)
+                hemi = (
+                    (-1.0 if nh_summer else 1.0)
+                    if rng.random() < 0.7
+                    else (1.0 if nh_summer else -1.0)
+                )
                 ok = (land < 0.3) & (hemi * lat2 >= 35) & (hemi * lat2 <= 58)
                 duration_h = STEP_HOURS * int(rng.integers(12, 25))  # 3-6 days
                 amp = float(rng.uniform(1800.0, 2800.0))  # m2/s2 surface geopotential deficit
@@ -232,17 +249,25 @@ def _sample_events(
             if cand.size == 0:
                 continue
             i = int(rng.choice(cand))
-            events.append({
-                "kind": kind, "start": start.isoformat(), "duration_h": int(duration_h),
-                "lat0": float(lat2.ravel()[i]), "lon0": float(lon2.ravel()[i]),
-                "dlon_per_day": drift[0], "dlat_per_day": drift[1],
-                "amplitude": amp, "radius_m": radius,
-            })
+            events.append(
+                {
+                    "kind": kind,
+                    "start": start.isoformat(),
+                    "duration_h": int(duration_h),
+                    "lat0": float(lat2.ravel()[i]),
+                    "lon0": float(lon2.ravel()[i]),
+                    "dlon_per_day": drift[0],
+                    "dlat_per_day": drift[1],
+                    "amplitude": amp,
+                    "radius_m": radius,
+                }
+            )
     return events
 
 
-def _event_shape(ev: dict[str, Any], times: pd.DatetimeIndex, latitude: np.ndarray,
-                 longitude: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, float, float, float]]]:
+def _event_shape(
+    ev: dict[str, Any], times: pd.DatetimeIndex, latitude: np.ndarray, longitude: np.ndarray
+) -> tuple[np.ndarray, list[tuple[np.ndarray, float, float, float]]]:
     """Indices of ``times`` inside the event and, for each, (gaussian, envelope, lat_c, lon_c)."""
     start = pd.Timestamp(ev["start"])
     elapsed_h = (times - start) / pd.Timedelta(hours=1)
@@ -253,14 +278,23 @@ def _event_shape(ev: dict[str, Any], times: pd.DatetimeIndex, latitude: np.ndarr
         days = elapsed_h[j] / 24.0
         lat_c = float(np.clip(ev["lat0"] + ev["dlat_per_day"] * days, -85, 85))
         lon_c = float((ev["lon0"] + ev["dlon_per_day"] * days) % 360.0)
-        env = float(np.sin(np.pi * tau) ** 2) if ev["kind"] == "heatwave" else float(np.sin(np.pi * tau))
+        env = (
+            float(np.sin(np.pi * tau) ** 2)
+            if ev["kind"] == "heatwave"
+            else float(np.sin(np.pi * tau))
+        )
         g = np.exp(-0.5 * (_great_circle(lat_c, lon_c, latitude, longitude) / ev["radius_m"]) ** 2)
         out.append((g, env, lat_c, lon_c))
     return inside, out
 
 
-def _inject_events(fields: dict[str, np.ndarray], events: list[dict[str, Any]],
-                   times: pd.DatetimeIndex, latitude: np.ndarray, longitude: np.ndarray) -> None:
+def _inject_events(
+    fields: dict[str, np.ndarray],
+    events: list[dict[str, Any]],
+    times: pd.DatetimeIndex,
+    latitude: np.ndarray,
+    longitude: np.ndarray,
+) -> None:
     lat_r = np.deg2rad(latitude)[:, None]
     for ev in events:
         idx, shapes = _event_shape(ev, times, latitude, longitude)
@@ -288,8 +322,20 @@ def _inject_events(fields: dict[str, np.ndarray], events: list[dict[str, Any]],
 def event_table(ds: xr.Dataset) -> pd.DataFrame:
     """The injected extremes of a synthetic dataset (one row per event)."""
     events = json.loads(ds.attrs.get("events", "[]"))
-    df = pd.DataFrame(events, columns=["kind", "start", "duration_h", "lat0", "lon0",
-                                       "dlon_per_day", "dlat_per_day", "amplitude", "radius_m"])
+    df = pd.DataFrame(
+        events,
+        columns=[
+            "kind",
+            "start",
+            "duration_h",
+            "lat0",
+            "lon0",
+            "dlon_per_day",
+            "dlat_per_day",
+            "amplitude",
+            "radius_m",
+        ],
+    )
     if len(df):
         df["start"] = pd.to_datetime(df["start"])
     return df
@@ -307,8 +353,11 @@ def event_footprint(ds: xr.Dataset, kind: str | None = None, level: float = 0.5)
         idx, shapes = _event_shape(ev, times, lat, lon)
         for j, (g, env, _, _) in zip(idx, shapes):
             out[j] |= g * env >= level
-    return xr.DataArray(out, dims=("time", "latitude", "longitude"),
-                        coords={"time": ds["time"], "latitude": lat, "longitude": lon})
+    return xr.DataArray(
+        out,
+        dims=("time", "latitude", "longitude"),
+        coords={"time": ds["time"], "latitude": lat, "longitude": lon},
+    )
 
 
 # ----------------------------------------------------------------------------- generator
@@ -369,7 +418,9 @@ def generate_sphere(
     if times.size < 1:
         raise ValueError(f"synthetic sphere: empty period {start!r} .. {end!r}")
     if pd.Timestamp(start).hour % STEP_HOURS or pd.Timestamp(start).minute:
-        raise ValueError(f"synthetic sphere: start {start!r} must fall on a {STEP_HOURS}-hourly step")
+        raise ValueError(
+            f"synthetic sphere: start {start!r} must fall on a {STEP_HOURS}-hourly step"
+        )
     lat, lon = regular_latitudes(n_lat), regular_longitudes(n_lon)
     land = land_sea_mask(lat, lon)
     hw = n_lat * n_lon
@@ -396,10 +447,13 @@ def generate_sphere(
     m_z = basis.value * f[None, :]
     m_u = -basis.dlat / EARTH_RADIUS
     m_v = basis.dlon / (EARTH_RADIUS * np.cos(lat_r)[None, :])
-    beta = np.pi / 3  # temperature leads geopotential by beta in phase (warm advection ahead of troughs)
+    beta = (
+        np.pi / 3
+    )  # temperature leads geopotential by beta in phase (warm advection ahead of troughs)
     a_re, a_im = basis.value[:k], basis.value[k:]
-    m_t = np.concatenate([np.cos(beta) * a_re + np.sin(beta) * a_im,
-                          -np.sin(beta) * a_re + np.cos(beta) * a_im])
+    m_t = np.concatenate(
+        [np.cos(beta) * a_re + np.sin(beta) * a_im, -np.sin(beta) * a_re + np.cos(beta) * a_im]
+    )
     m_t = m_t * (0.25 + 0.75 * np.sin(lat_r) ** 2)[None, :]
     m_t[np.r_[np.flatnonzero(ms == 0), k + np.flatnonzero(ms == 0)]] = 0.0  # no zonal-mean part
     m_chi = basis.value * (0.3 + 0.7 * np.sin(lat_r) ** 2)[None, :]
@@ -435,7 +489,9 @@ def generate_sphere(
         # Independent streams per component, each drawn for the whole calendar year and sliced:
         # a year's values depend only on (seed, start), never on where the period ends.
         year_start = pd.Timestamp(f"{year}-01-01")
-        steps_in_year = int((pd.Timestamp(f"{year + 1}-01-01") - year_start) / pd.Timedelta(hours=STEP_HOURS))
+        steps_in_year = int(
+            (pd.Timestamp(f"{year + 1}-01-01") - year_start) / pd.Timedelta(hours=STEP_HOURS)
+        )
         pos = ((times[sel] - year_start) / pd.Timedelta(hours=STEP_HOURS)).to_numpy().astype(int)
         streams = [np.random.default_rng([int(seed), int(year), i]) for i in range(5)]
         if w_psi is None:  # start from the stationary law
@@ -448,7 +504,11 @@ def generate_sphere(
         coef_psi = np.empty((nt, 2 * k))
         coef_chi = np.empty((nt, 2 * k))
         jets = np.empty(nt)
-        g_psi, g_chi, g_jet = np.sqrt(1 - rho_psi**2), np.sqrt(1 - rho_chi**2), np.sqrt(1 - rho_jet**2)
+        g_psi, g_chi, g_jet = (
+            np.sqrt(1 - rho_psi**2),
+            np.sqrt(1 - rho_chi**2),
+            np.sqrt(1 - rho_jet**2),
+        )
         for j in range(nt):
             coef_psi[j, :k], coef_psi[j, k:] = w_psi.real, w_psi.imag
             coef_chi[j, :k], coef_chi[j, k:] = w_chi.real, w_chi.imag
@@ -467,7 +527,9 @@ def generate_sphere(
         ju = (jets[:, None] * jet_u[None, :]).astype(np.float32)
         # Red gridpoint noise (AR(1)), lightly smoothed in longitude: t2m, u10, v10.
         raw = streams[4].standard_normal((steps_in_year, 3, n_lat, n_lon), dtype=np.float32)[pos]
-        raw = (0.5 * raw + 0.25 * (np.roll(raw, 1, -1) + np.roll(raw, -1, -1))) / np.float32(np.sqrt(0.375))
+        raw = (0.5 * raw + 0.25 * (np.roll(raw, 1, -1) + np.roll(raw, -1, -1))) / np.float32(
+            np.sqrt(0.375)
+        )
         raw = raw.reshape(nt, 3, hw)
         noise = np.empty_like(raw)
         state = raw[0] * noise_sd if noise_state is None else noise_state
@@ -490,9 +552,16 @@ def generate_sphere(
         for c in _FIELDS:
             out[c][sel] = clim[c] + anom[c].reshape(shape)
         if extremes:  # sampled for the whole calendar year; kept if they touch the period
-            year_events = _sample_events(np.random.default_rng([int(seed), int(year), 23]), year_start,
-                                         pd.Timestamp(f"{year}-12-31T18"), lat, lon, land,
-                                         heatwaves_per_year, cyclones_per_year)
+            year_events = _sample_events(
+                np.random.default_rng([int(seed), int(year), 23]),
+                year_start,
+                pd.Timestamp(f"{year}-12-31T18"),
+                lat,
+                lon,
+                land,
+                heatwaves_per_year,
+                cyclones_per_year,
+            )
             for ev in year_events:
                 s0 = pd.Timestamp(ev["start"])
                 if s0 <= times[-1] and s0 + pd.Timedelta(hours=ev["duration_h"]) >= times[0]:
@@ -511,20 +580,35 @@ def generate_sphere(
             "10m_v_component_of_wind": (dims3, out["v10"]),
             "land_sea_mask": (("latitude", "longitude"), land.astype(np.float32)),
         },
-        coords={"time": times.values, "level": np.array([500, 850]), "latitude": lat, "longitude": lon},
-        attrs={"source": "icml26 synthetic sphere", "seed": int(seed), "events": json.dumps(events)},
+        coords={
+            "time": times.values,
+            "level": np.array([500, 850]),
+            "latitude": lat,
+            "longitude": lon,
+        },
+        attrs={
+            "source": "icml26 synthetic sphere",
+            "seed": int(seed),
+            "events": json.dumps(events),
+        },
     )
-    units = {"geopotential": "m**2 s**-2", "temperature": "K", "2m_temperature": "K",
-             "10m_u_component_of_wind": "m s**-1", "10m_v_component_of_wind": "m s**-1",
-             "land_sea_mask": "1"}
+    units = {
+        "geopotential": "m**2 s**-2",
+        "temperature": "K",
+        "2m_temperature": "K",
+        "10m_u_component_of_wind": "m s**-1",
+        "10m_v_component_of_wind": "m s**-1",
+        "land_sea_mask": "1",
+    }
     for v, u in units.items():
         ds[v].attrs["units"] = u
     ds["level"].attrs["units"] = "hPa"
     return ds
 
 
-def _complex_normal(rng: np.random.Generator, sd: np.ndarray, ms: np.ndarray,
-                    size: int | None = None) -> np.ndarray:
+def _complex_normal(
+    rng: np.random.Generator, sd: np.ndarray, ms: np.ndarray, size: int | None = None
+) -> np.ndarray:
     """Complex normal with E|w|^2 = sd^2 (real for m = 0 modes)."""
     shape = sd.shape if size is None else (size, *sd.shape)
     re = rng.standard_normal(shape)

@@ -48,7 +48,9 @@ def rmse(forecast: xr.DataArray, truth: xr.DataArray, weights: xr.DataArray) -> 
     return np.sqrt(mse(forecast, truth, weights).mean("time"))
 
 
-def rmse_per_init(forecast: xr.DataArray, truth: xr.DataArray, weights: xr.DataArray) -> xr.DataArray:
+def rmse_per_init(
+    forecast: xr.DataArray, truth: xr.DataArray, weights: xr.DataArray
+) -> xr.DataArray:
     return np.sqrt(mse(forecast, truth, weights)).mean("time")
 
 
@@ -56,7 +58,9 @@ def bias(forecast: xr.DataArray, truth: xr.DataArray, weights: xr.DataArray) -> 
     return (forecast - truth).weighted(weights).mean(SPATIAL).mean("time")
 
 
-def acc(forecast: xr.DataArray, truth: xr.DataArray, clim: xr.DataArray, weights: xr.DataArray) -> xr.DataArray:
+def acc(
+    forecast: xr.DataArray, truth: xr.DataArray, clim: xr.DataArray, weights: xr.DataArray
+) -> xr.DataArray:
     fa, ta = forecast - clim, truth - clim
     num = (fa * ta).weighted(weights).mean(SPATIAL)
     den = np.sqrt((fa**2).weighted(weights).mean(SPATIAL) * (ta**2).weighted(weights).mean(SPATIAL))
@@ -67,20 +71,26 @@ def activity(forecast: xr.DataArray, clim: xr.DataArray, weights: xr.DataArray) 
     return np.sqrt(((forecast - clim) ** 2).weighted(weights).mean(SPATIAL).mean("time"))
 
 
-def contingency(forecast: xr.DataArray, truth: xr.DataArray, threshold: xr.DataArray,
-                weights: xr.DataArray) -> dict[str, xr.DataArray]:
+def contingency(
+    forecast: xr.DataArray, truth: xr.DataArray, threshold: xr.DataArray, weights: xr.DataArray
+) -> dict[str, xr.DataArray]:
     """Area-weighted event counts (fractions of the grid, summed over initializations)."""
     fe, oe = forecast > threshold, truth > threshold
     count = lambda m: m.astype(float).weighted(weights).mean(SPATIAL).sum("time")  # noqa: E731
-    return {"tp": count(fe & oe), "fp": count(fe & ~oe), "fn": count(~fe & oe), "tn": count(~fe & ~oe)}
+    return {
+        "tp": count(fe & oe),
+        "fp": count(fe & ~oe),
+        "fn": count(~fe & oe),
+        "tn": count(~fe & ~oe),
+    }
 
 
 def scores_from_table(t: dict[str, xr.DataArray]) -> dict[str, xr.DataArray]:
     tp, fp, fn, tn = t["tp"], t["fp"], t["fn"], t["tn"]
     n = tp + fp + fn + tn
     r = (tp + fp) * (tp + fn) / n
-    h = ((tp / (tp + fn)).clip(1e-6, 1 - 1e-6))
-    f = ((fp / (fp + tn)).clip(1e-6, 1 - 1e-6))
+    h = (tp / (tp + fn)).clip(1e-6, 1 - 1e-6)
+    f = (fp / (fp + tn)).clip(1e-6, 1 - 1e-6)
     return {
         "csi": tp / (tp + fp + fn),
         "ets": (tp - r) / (tp + fp + fn - r),

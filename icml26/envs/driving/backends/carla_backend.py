@@ -34,11 +34,17 @@ from icml26.envs.driving.sim import DT, KinematicWorld
 
 __all__ = ["CarlaWorld", "connect"]
 
-_BLUEPRINTS = {KIND_CAR: "vehicle.audi.tt", KIND_STATIC: "vehicle.audi.tt", KIND_WALKER: "walker.pedestrian.0001",
-               KIND_BICYCLE: "vehicle.diamondback.century"}
+_BLUEPRINTS = {
+    KIND_CAR: "vehicle.audi.tt",
+    KIND_STATIC: "vehicle.audi.tt",
+    KIND_WALKER: "walker.pedestrian.0001",
+    KIND_BICYCLE: "vehicle.diamondback.century",
+}
 
 
-def connect(host: str | None = None, port: int | None = None, timeout: float = 5.0) -> tuple[Any, Any]:
+def connect(
+    host: str | None = None, port: int | None = None, timeout: float = 5.0
+) -> tuple[Any, Any]:
     """A CARLA client and its world, or a ConnectionError explaining how to start a server."""
     carla = require("carla", "carla", "the ScenePilot carla backend")
     host = host or os.environ.get("CARLA_HOST", "localhost")
@@ -59,23 +65,41 @@ def connect(host: str | None = None, port: int | None = None, timeout: float = 5
 class CarlaWorld(KinematicWorld):
     """A :class:`KinematicWorld` whose bodies are CARLA actors (one scene per client)."""
 
-    backend_note = "CARLA server physics in synchronous mode (0.1 s); layout anchored at a map spawn point"
+    backend_note = (
+        "CARLA server physics in synchronous mode (0.1 s); layout anchored at a map spawn point"
+    )
 
-    def __init__(self, n: int, scenarios: tuple[int, ...], action_mode: str = "speed", planner: str = "idm",
-                 feasibility: Any = None, phi: Any = None, max_steps: int = 300, ego_residual: bool = False,
-                 host: str | None = None, port: int | None = None, timeout: float = 5.0,
-                 spawn_index: int = 0) -> None:
+    def __init__(
+        self,
+        n: int,
+        scenarios: tuple[int, ...],
+        action_mode: str = "speed",
+        planner: str = "idm",
+        feasibility: Any = None,
+        phi: Any = None,
+        max_steps: int = 300,
+        ego_residual: bool = False,
+        host: str | None = None,
+        port: int | None = None,
+        timeout: float = 5.0,
+        spawn_index: int = 0,
+    ) -> None:
         if n != 1:
             raise ValueError("carla backend: one scene per client")
         self._client, self._world = connect(host, port, timeout)
-        super().__init__(n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual)
+        super().__init__(
+            n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual
+        )
         import carla
 
         self._carla = carla
         settings = self._world.get_settings()
         self._old_settings = settings
-        new = carla.WorldSettings(synchronous_mode=True, fixed_delta_seconds=DT,
-                                  no_rendering_mode=settings.no_rendering_mode)
+        new = carla.WorldSettings(
+            synchronous_mode=True,
+            fixed_delta_seconds=DT,
+            no_rendering_mode=settings.no_rendering_mode,
+        )
         self._world.apply_settings(new)
         self._anchor = self._world.get_map().get_spawn_points()[int(spawn_index)]
         self._actors: list[Any] = []
@@ -87,7 +111,10 @@ class CarlaWorld(KinematicWorld):
         # ours: x ahead, y left (right-handed); CARLA: y to the right (left-handed)
         wx = a.location.x + math.cos(h) * x + math.sin(h) * y
         wy = a.location.y + math.sin(h) * x - math.cos(h) * y
-        return c.Transform(c.Location(wx, wy, a.location.z + 0.5), c.Rotation(yaw=a.rotation.yaw - math.degrees(yaw)))
+        return c.Transform(
+            c.Location(wx, wy, a.location.z + 0.5),
+            c.Rotation(yaw=a.rotation.yaw - math.degrees(yaw)),
+        )
 
     def _from_carla(self, tf: Any, vel: Any) -> tuple[float, float, float, float, float]:
         a = self._anchor
@@ -95,10 +122,15 @@ class CarlaWorld(KinematicWorld):
         dx, dy = tf.location.x - a.location.x, tf.location.y - a.location.y
         x, y = math.cos(h) * dx + math.sin(h) * dy, math.sin(h) * dx - math.cos(h) * dy
         yaw = -math.radians(tf.rotation.yaw - a.rotation.yaw)
-        vx, vy = math.cos(h) * vel.x + math.sin(h) * vel.y, math.sin(h) * vel.x - math.cos(h) * vel.y
+        vx, vy = (
+            math.cos(h) * vel.x + math.sin(h) * vel.y,
+            math.sin(h) * vel.x - math.cos(h) * vel.y,
+        )
         return x, y, yaw, vx, vy
 
-    def reset(self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None) -> None:
+    def reset(
+        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
+    ) -> None:
         super().reset(idx, rng, scenario)
         for a in self._actors:
             if a is not None:
@@ -111,7 +143,11 @@ class CarlaWorld(KinematicWorld):
                 self._actors.append(None)
                 continue
             bp = lib.find("vehicle.lincoln.mkz_2020" if j == 0 else _BLUEPRINTS[kind])
-            self._actors.append(self._world.spawn_actor(bp, self._to_carla(self.x[0, j], self.y[0, j], self.yaw[0, j])))
+            self._actors.append(
+                self._world.spawn_actor(
+                    bp, self._to_carla(self.x[0, j], self.y[0, j], self.yaw[0, j])
+                )
+            )
         self._world.tick()
 
     def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
@@ -127,9 +163,11 @@ class CarlaWorld(KinematicWorld):
                 actor.apply_control(c.WalkerControl(direction=fwd, speed=v))
             else:
                 max_steer = math.radians(70.0)
-                control = c.VehicleControl(throttle=float(np.clip(a / 3.0, 0, 1)) if moving[0, j] else 0.0,
-                                           brake=float(np.clip(-a / 8.0, 0, 1)) if moving[0, j] else 1.0,
-                                           steer=float(np.clip(-d / max_steer, -1, 1)))
+                control = c.VehicleControl(
+                    throttle=float(np.clip(a / 3.0, 0, 1)) if moving[0, j] else 0.0,
+                    brake=float(np.clip(-a / 8.0, 0, 1)) if moving[0, j] else 1.0,
+                    steer=float(np.clip(-d / max_steer, -1, 1)),
+                )
                 actor.apply_control(control)
         self._world.tick()
         new_v = np.zeros_like(self.v)
@@ -139,7 +177,11 @@ class CarlaWorld(KinematicWorld):
             x, y, yaw, vx, vy = self._from_carla(actor.get_transform(), actor.get_velocity())
             self.x[0, j], self.y[0, j], self.yaw[0, j] = x, y, yaw
             new_v[0, j] = math.hypot(vx, vy)
-            self.beta[0, j] = (math.atan2(vy, vx) - yaw + math.pi) % (2 * math.pi) - math.pi if new_v[0, j] > 0.05 else 0.0
+            self.beta[0, j] = (
+                (math.atan2(vy, vx) - yaw + math.pi) % (2 * math.pi) - math.pi
+                if new_v[0, j] > 0.05
+                else 0.0
+            )
         self._set_speed(new_v, moving | (new_v > 0))
         return ((self.yaw - yaw0 + np.pi) % (2 * np.pi) - np.pi) / DT
 

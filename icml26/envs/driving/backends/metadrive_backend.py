@@ -53,9 +53,19 @@ def disable_asset_download() -> None:
 
 def metadrive_config(**overrides: Any) -> dict[str, Any]:
     """Headless, physics-only MetaDrive config (no traffic, no termination by MetaDrive)."""
-    cfg = dict(use_render=False, traffic_density=0.0, map="S", log_level=50, num_scenarios=1, start_seed=0,
-               out_of_road_done=False, crash_vehicle_done=False, crash_object_done=False, horizon=None,
-               vehicle_config=dict(show_navi_mark=False, show_dest_mark=False, show_line_to_dest=False))
+    cfg = dict(
+        use_render=False,
+        traffic_density=0.0,
+        map="S",
+        log_level=50,
+        num_scenarios=1,
+        start_seed=0,
+        out_of_road_done=False,
+        crash_vehicle_done=False,
+        crash_object_done=False,
+        horizon=None,
+        vehicle_config=dict(show_navi_mark=False, show_dest_mark=False, show_line_to_dest=False),
+    )
     cfg.update(overrides)
     return cfg
 
@@ -63,17 +73,32 @@ def metadrive_config(**overrides: Any) -> dict[str, Any]:
 class MetaDriveWorld(KinematicWorld):
     """A :class:`KinematicWorld` whose bodies move under MetaDrive physics (one scene per process)."""
 
-    backend_note = ("MetaDrive 0.4.3 Bullet physics, headless, assets download disabled; layout, collisions, "
-                    "sigma and metrics from the kinematic backend")
+    backend_note = (
+        "MetaDrive 0.4.3 Bullet physics, headless, assets download disabled; layout, collisions, "
+        "sigma and metrics from the kinematic backend"
+    )
 
-    def __init__(self, n: int, scenarios: tuple[int, ...], action_mode: str = "speed", planner: str = "idm",
-                 feasibility: Any = None, phi: Any = None, max_steps: int = 300, ego_residual: bool = False,
-                 **config: Any) -> None:
+    def __init__(
+        self,
+        n: int,
+        scenarios: tuple[int, ...],
+        action_mode: str = "speed",
+        planner: str = "idm",
+        feasibility: Any = None,
+        phi: Any = None,
+        max_steps: int = 300,
+        ego_residual: bool = False,
+        **config: Any,
+    ) -> None:
         if n != 1:
-            raise ValueError("metadrive backend: one scene per process (use gym.make_vec(..., "
-                             "vectorization_mode='async') to run several)")
+            raise ValueError(
+                "metadrive backend: one scene per process (use gym.make_vec(..., "
+                "vectorization_mode='async') to run several)"
+            )
         require("metadrive", "metadrive", "the ScenePilot metadrive backend")
-        super().__init__(n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual)
+        super().__init__(
+            n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual
+        )
         disable_asset_download()
         from metadrive.envs.metadrive_env import MetaDriveEnv
 
@@ -82,7 +107,9 @@ class MetaDriveWorld(KinematicWorld):
         self._objs: list[Any] = []
 
     # ------------------------------------------------------------------ reset / spawn
-    def reset(self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None) -> None:
+    def reset(
+        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
+    ) -> None:
         super().reset(idx, rng, scenario)
         from metadrive.component.traffic_participants.cyclist import Cyclist
         from metadrive.component.traffic_participants.pedestrian import Pedestrian
@@ -97,16 +124,27 @@ class MetaDriveWorld(KinematicWorld):
             kind = int(self.kind[0, j])
             pos = [float(self.x[0, j] + _ORIGIN[0]), float(self.y[0, j] + _ORIGIN[1])]
             h = float(self.yaw[0, j])
-            if kind in (KIND_CAR, KIND_STATIC):  # spawn on a lane (navigation needs one), then move it
-                obj = eng.spawn_object(DefaultVehicle, vehicle_config=dict(), position=list(_ORIGIN + [10.0 * j, 0.0]),
-                                       heading=0.0)
+            if kind in (
+                KIND_CAR,
+                KIND_STATIC,
+            ):  # spawn on a lane (navigation needs one), then move it
+                obj = eng.spawn_object(
+                    DefaultVehicle,
+                    vehicle_config=dict(),
+                    position=list(_ORIGIN + [10.0 * j, 0.0]),
+                    heading=0.0,
+                )
                 obj.set_position(pos)
                 obj.set_heading_theta(h)
                 obj.set_velocity([1.0, 0.0], 0.0)
             elif kind == KIND_WALKER:
-                obj = eng.spawn_object(Pedestrian, name=None, position=pos, heading_theta=h, random_seed=0)
+                obj = eng.spawn_object(
+                    Pedestrian, name=None, position=pos, heading_theta=h, random_seed=0
+                )
             elif kind == KIND_BICYCLE:
-                obj = eng.spawn_object(Cyclist, name=None, position=pos, heading_theta=h, random_seed=0)
+                obj = eng.spawn_object(
+                    Cyclist, name=None, position=pos, heading_theta=h, random_seed=0
+                )
             else:
                 obj = None
             self._objs.append(obj)
