@@ -925,7 +925,13 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"unknown parts {sorted(unknown)}; choose from {sorted(PARTS)}")
         total = sum(UNITS[p] * args.seeds for p in parts)
         c0 = time.process_time()
-        cpu = dict(raw.get("meta", {}).get("cpu_by_part", {}))
+        # CPU of the parts kept from an earlier run (those not re-run now); merged folders' entries
+        # ("part@folder") belong to that earlier run's merge and are dropped with it
+        cpu = {
+            k: v
+            for k, v in raw.get("meta", {}).get("cpu_by_part", {}).items()
+            if "@" not in k and k not in parts
+        }
 
         def save(part: str, value: dict[str, Any]) -> None:
             raw[part] = value
