@@ -106,8 +106,10 @@ def run(
             pending.pop(result.key, None)
             failed += result.status == "FAILED"
             if bar is not None:
+                # refresh now: with fast trials tqdm's rate limit would skip the running label
                 bar.set_postfix_str(_running_label(pending, n_running, failed), refresh=False)
                 bar.update(1)
+                bar.refresh()
     finally:
         if bar is not None:
             bar.close()
