@@ -32,7 +32,7 @@ def _doy_hour(times: Any, hours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"times at hours {sorted(set(h.tolist()))} are not all in the climatology's hours {hours.tolist()}"
         )
-    return t.dayofyear.to_numpy() - 1, pos
+    return t.day_of_year.to_numpy() - 1, pos
 
 
 def _circular_window_sum(x: np.ndarray, window: int) -> np.ndarray:

@@ -256,7 +256,7 @@ def time_features(times: Any, longitude: np.ndarray) -> np.ndarray:
     (hour + longitude / 15) and sin/cos of the fraction of the year."""
     t = pd.DatetimeIndex(np.atleast_1d(np.asarray(times, dtype="datetime64[ns]")))
     hour = (t.hour + t.minute / 60.0).to_numpy(dtype=np.float64)
-    year_frac = ((t.dayofyear - 1) + hour / 24.0).to_numpy(dtype=np.float64) / 365.25
+    year_frac = ((t.day_of_year - 1) + hour / 24.0).to_numpy(dtype=np.float64) / 365.25
     local = (hour[:, None] + np.asarray(longitude)[None, :] / 15.0) * (2 * np.pi / 24.0)
     doy = np.broadcast_to((2 * np.pi * year_frac)[:, None], local.shape)
     return np.stack([np.sin(local), np.cos(local), np.sin(doy), np.cos(doy)], axis=1).astype(

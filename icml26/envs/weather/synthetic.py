@@ -81,7 +81,7 @@ def land_sea_mask(latitude: np.ndarray, longitude: np.ndarray) -> np.ndarray:
 def _season(times: pd.DatetimeIndex) -> tuple[np.ndarray, np.ndarray]:
     """(S, hour): S = +1 in mid-July, -1 in mid-January (northern summer positive)."""
     hour = (times.hour + times.minute / 60.0).to_numpy(dtype=np.float64)
-    doy = times.dayofyear.to_numpy(dtype=np.float64) - 1 + hour / 24.0
+    doy = times.day_of_year.to_numpy(dtype=np.float64) - 1 + hour / 24.0
     return -np.cos(2 * np.pi * (doy - 15.0) / 365.25), hour
 
 
@@ -225,7 +225,7 @@ def _sample_events(
             start = year_start + pd.Timedelta(
                 hours=STEP_HOURS * int(rng.integers(0, max(1, span_h // STEP_HOURS)))
             )
-            doy = start.dayofyear
+            doy = start.day_of_year
             nh_summer = 120 <= doy <= 273
             if kind == "heatwave":
                 hemi = 1.0 if nh_summer else -1.0
