@@ -8,24 +8,10 @@ from pathlib import Path
 from icml26 import benchmarks
 from icml26.benchmarks.runner import TrialSpec
 from icml26.benchmarks.store import ResultsStore
-from icml26.protocol import Budget, Metric, Task, TrialResult
+from icml26.protocol import TrialResult
+from icml26.testing import tiny_point_reach_task
 
-HASHED = Task(
-    id="testing/hash-reach",
-    version=0,
-    family="tutorial",
-    env_id="icml26/PointReach-v0",
-    run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(
-        Metric("return", "max"),
-        Metric("success_rate", "max", 0, 1),
-        Metric("episode_length", "min"),
-    ),
-    primary_metric="return",
-    budget=Budget(),
-    seeds=(0, 1),
-    eval_episodes=1,
-)
+HASHED = tiny_point_reach_task("testing/hash-reach")
 benchmarks.register_task(HASHED)
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_pickle",
     "check_async_vector",
     "assert_same",
+    "tiny_point_reach_task",
 ]
 
 EnvSource = str | Callable[[], gym.Env[Any, Any]]
@@ -181,3 +182,26 @@ def check_parallel_env_conformance(env_fn: Callable[[], Any], num_cycles: int = 
 
     parallel_api_test(env_fn(), num_cycles=num_cycles)
     parallel_seed_test(env_fn, num_cycles=num_cycles)
+
+
+def tiny_point_reach_task(task_id: str) -> Any:
+    """A two-seed, one-episode variant of ``tutorial/point-reach`` under ``task_id`` (no learning
+    budget) for tests that need a cheap registered task of their own."""
+    from icml26.protocol import Budget, Metric, Task
+
+    return Task(
+        id=task_id,
+        version=0,
+        family="tutorial",
+        env_id="icml26/PointReach-v0",
+        run_trial="icml26.benchmarks.generic:run_trial",
+        metrics=(
+            Metric("return", "max"),
+            Metric("success_rate", "max", 0, 1),
+            Metric("episode_length", "min"),
+        ),
+        primary_metric="return",
+        budget=Budget(),
+        seeds=(0, 1),
+        eval_episodes=1,
+    )

@@ -12,24 +12,9 @@ from icml26.benchmarks.runner import TrialSpec
 from icml26.leaderboards import reference
 from icml26.leaderboards.bundle import content_hash
 from icml26.leaderboards.store import LeaderboardStore
-from icml26.protocol import Budget, Metric, Task
+from icml26.testing import tiny_point_reach_task
 
-REF_TASK = Task(
-    id="testing/ref-reach",
-    version=0,
-    family="tutorial",
-    env_id="icml26/PointReach-v0",
-    run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(
-        Metric("return", "max"),
-        Metric("success_rate", "max", 0, 1),
-        Metric("episode_length", "min"),
-    ),
-    primary_metric="return",
-    budget=Budget(),
-    seeds=(0, 1),
-    eval_episodes=1,
-)
+REF_TASK = tiny_point_reach_task("testing/ref-reach")
 benchmarks.register_task(REF_TASK)
 
 
