@@ -138,6 +138,13 @@ def fit(ns: list[int], ys: list[float]) -> float:
     return float(np.polyfit(np.log(ns), np.log(np.maximum(ys, 1e-12)), 1)[0])
 
 
+def _cell(row: dict[str, Any]) -> str:
+    """Table cell: time / memory, `-` for a run the memory guard skipped, `failed` otherwise."""
+    if "s" in row:
+        return f"{row['s'] * 1000:.3g} ms / {row['mem_mib']:.0f} MiB"
+    return "-" if str(row.get("error", "")).startswith("skipped") else "failed"
+
+
 def run(quick: bool, timeout: float, reps: int, max_systems: int = 0) -> dict[str, Any]:
     systems = SYSTEMS[:4] if quick else SYSTEMS
     systems = systems[:max_systems] if max_systems > 0 else systems
@@ -201,11 +208,7 @@ def table(out: dict[str, Any]) -> str:
                 ),
                 None,
             )
-            cells.append(
-                "-"
-                if r is None
-                else (f"{r['s'] * 1000:.3g} ms / {r['mem_mib']:.0f} MiB" if "s" in r else "failed")
-            )
+            cells.append("-" if r is None else _cell(r))
         ex = out["exponents"][method]
         lines.append(
             f"| {method} | " + " | ".join(cells) + f" | {ex['time']:.2f} | {ex['memory']:.2f} |"
