@@ -9,7 +9,11 @@ Rows (env steps per second; one env step = 0.1 s of simulated time for every sim
   * kinematic, native vector env (``gym.make_vec``) with N = 1, 64, 1024 scenes per batched call;
   * MetaDrive 0.4.3 physics only: ``MetaDriveEnv(use_render=False)``, no traffic, map "S", asset
     download disabled (the wheel ships no assets); and our ``backend="metadrive"`` (same scenes, 3 bodies);
-  * highway-env ``highway-fast-v0`` (random actions).
+  * highway-env ``highway-fast-v0`` (random actions);
+  * ScenePilot-v1: the single env and the native vector env (N = 64, 1024) with ``phi="ttc"``, and
+    with the default learned Phi (``phi="online"``: the vector env is first run, untimed, until Phi
+    is ready, so the timed steps pay both its inference and its batched training); the script
+    prints the default v1 vector-64 rate as a share of its ``phi="ttc"`` rate.
 Every configuration runs in this one process, interleaved over ``--rounds`` rounds; the best
 round counts. Wall-clock and CPU-time (process_time) rates are both printed; ratios use CPU time,
 which is robust to other processes on a shared machine. Everything is single-threaded, so the
@@ -79,6 +83,46 @@ def kinematic_vector(num_envs: int) -> Runner:
     return run
 
 
+def v1_single_env(phi: str = "ttc") -> Runner:
+    def run(n: int) -> int:
+        env = gym.make("icml26/ScenePilot-v1", scenario="all", phi=phi)
+        env.reset(seed=0)
+        actions = np.random.default_rng(0).uniform(-1, 1, (n, 1)).astype(np.float32)
+        for a in actions:
+            *_, term, trunc, _ = env.step(a)
+            if term or trunc:
+                env.reset()
+        return n
+
+    return run
+
+
+class V1Vector:
+    """A v1 native vector env, built (and for the learned Phi, run until Phi is ready) untimed."""
+
+    def __init__(self, num_envs: int, phi: str) -> None:
+        self.num_envs, self.phi, self.vec = num_envs, phi, None
+        self.rng = np.random.default_rng(0)
+
+    def prepare(self) -> None:
+        if self.vec is not None:
+            return
+        self.vec = gym.make_vec(
+            "icml26/ScenePilot-v1", num_envs=self.num_envs, scenario="all", phi=self.phi
+        )
+        self.vec.reset(seed=0)
+        learner = getattr(self.vec, "phi_learner", None)
+        while learner is not None and not learner.ready:
+            self.vec.step(self.rng.uniform(-1, 1, (self.num_envs, 1)))
+
+    def __call__(self, n: int) -> int:
+        self.prepare()
+        batches = max(1, n // self.num_envs)
+        for _ in range(batches):
+            self.vec.step(self.rng.uniform(-1, 1, (self.num_envs, 1)))
+        return batches * self.num_envs
+
+
 def _metadrive_env():  # type: ignore[no-untyped-def]
     from icml26.envs.driving.backends.metadrive_backend import (
         disable_asset_download,
@@ -135,6 +179,9 @@ def highway_fast(n: int) -> int:
 
 
 def measure(fn: Runner, n: int) -> tuple[float, float]:
+    prepare = getattr(fn, "prepare", None)
+    if callable(prepare):
+        prepare()
     t0, c0 = time.perf_counter(), time.process_time()
     done = fn(n)
     return done / (time.perf_counter() - t0), done / max(time.process_time() - c0, 1e-9)
@@ -160,9 +207,20 @@ def main() -> None:
         ("kinematic vector N=1", kinematic_vector(1), int(3000 * k)),
         ("kinematic vector N=64", kinematic_vector(64), int(64 * 300 * k)),
         ("kinematic vector N=1024", kinematic_vector(1024), int(1024 * 100 * k)),
-        ("highway-env highway-fast-v0", highway_fast, int(300 * k)),
+        ("v1 single env, phi=ttc", v1_single_env("ttc"), int(6000 * k)),
+        ("v1 single env, default phi (learning)", v1_single_env("online"), int(6000 * k)),
+        ("v1 vector N=64, phi=ttc", V1Vector(64, "ttc"), int(64 * 300 * k)),
+        ("v1 vector N=64, default phi (learning)", V1Vector(64, "online"), int(64 * 300 * k)),
+        ("v1 vector N=1024, phi=ttc", V1Vector(1024, "ttc"), int(1024 * 100 * k)),
+        ("v1 vector N=1024, default phi", V1Vector(1024, "online"), int(1024 * 100 * k)),
     ]
-    md_error = None
+    md_error = hw_error = None
+    try:
+        import highway_env  # noqa: F401
+
+        configs.append(("highway-env highway-fast-v0", highway_fast, int(300 * k)))
+    except ImportError as e:
+        hw_error = f"highway-env not importable ({e}); pip install 'icml26-gym[peers]'"
     try:
         import metadrive  # noqa: F401
 
@@ -188,15 +246,22 @@ def main() -> None:
                 _MD_ENV.pop().close()
     ref_name = "MetaDrive 0.4.3 physics only (no traffic)"
     ref = best.get(ref_name, (float("nan"), float("nan")))[1]
-    hw = best["highway-env highway-fast-v0"][1]
+    hw = best.get("highway-env highway-fast-v0", (float("nan"), float("nan")))[1]
     print(
         f"\n{'configuration':44s} {'steps/s (wall)':>15s} {'steps/s (CPU)':>14s} {'x MetaDrive':>12s} {'x highway-fast':>15s}"
     )
     for name, _, _ in configs:
         wall, cpu = best[name]
         print(f"{name:44s} {wall:15.0f} {cpu:14.0f} {cpu / ref:12.1f} {cpu / hw:15.1f}")
-    if md_error:
-        print(md_error)
+    for err in (md_error, hw_error):
+        if err:
+            print(err)
+    ttc64 = best["v1 vector N=64, phi=ttc"][1]
+    d64 = best["v1 vector N=64, default phi (learning)"][1]
+    print(
+        f"\nv1 vector N=64: default learned Phi runs at {d64 / ttc64:.0%} of its phi='ttc' rate "
+        f"(target >= 50%); N=1024: {best['v1 vector N=1024, default phi'][1] / best['v1 vector N=1024, phi=ttc'][1]:.0%}"
+    )
     print(
         f"\ncores: {os.cpu_count()}, load average: {os.getloadavg()}; all rows single-threaded "
         "(vector rates are per core). Ratios use CPU-time rates."
