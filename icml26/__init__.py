@@ -35,6 +35,8 @@ FAMILIES: tuple[str, ...] = (
     "spatial_causal",
     "weather",
     "minmax_vi",
+    "constrained_opt",
+    "md_forcefields",
 )
 
 
