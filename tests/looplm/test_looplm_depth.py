@@ -86,6 +86,32 @@ def test_pointer_chain_answers_follow_the_bindings() -> None:
         make_generator("pointer_chain", length=9, chains=3)
 
 
+def test_permutation_hops_hand_case_and_distinct_orbit() -> None:
+    g = make_generator("permutation_hops", size=5, hops=2)
+    # hand case: p = d b a e c (p(a) = d, p(d) = e): from a, two hops give e
+    hand = type(g.sample(np.random.default_rng(0)))("dbaec.a", "e", 4, "permutation_hops")
+    hits = [
+        q
+        for q in (g.sample(np.random.default_rng(s)) for s in range(3000))
+        if q.prompt == "dbaec.a"
+    ]
+    assert hits and all(q.answer == "e" for q in hits)
+    assert g.score("e", hand) == 1.0 and g.score("d", hand) == 0.0 and g.parse("e") == 4
+    assert g.parse("z") is None and g.parse("ab") is None
+    g = make_generator("permutation_hops", size=12, hops=3)
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        p = g.sample(rng)
+        perm, x = p.prompt.split(".")
+        assert sorted(perm) == list("abcdefghijkl") and len(p.prompt) <= g.max_prompt_len
+        orbit = [ord(x) - 97]
+        for _ in range(3):
+            orbit.append(ord(perm[orbit[-1]]) - 97)
+        assert len(set(orbit)) == 4 and p.answer == chr(97 + orbit[-1]) == chr(97 + p.value)
+    with pytest.raises(ValueError, match="hops"):
+        make_generator("permutation_hops", size=4, hops=4)
+
+
 def _shipped(task_id: str):  # type: ignore[no-untyped-def]
     """The task's warm start as LoopLMAgent builds it; it must come from the shipped checkpoint."""
     t = bm.get_task(task_id)

@@ -20,6 +20,8 @@ Generators (``make_generator(name, **knobs)``):
 * ``pointer_chain``: ``b=7,q=b,c=q.c=`` -> ``7``, chains of ``length`` variables (one look-up per
   link: a task where loop depth matters).
 * ``permutation_power``: ``31402 4 3=`` -> ``p^3(4)``, ``k`` chained look-ups in a permutation.
+* ``permutation_hops``: ``dbaec.a`` -> ``p(p(a))``, a permutation of ``size`` letters and a start
+  letter placed last, so each look-up is exactly one attention hop (one loop of a one-block model).
 """
 
 from __future__ import annotations
@@ -362,6 +364,53 @@ class PermutationPower(TaskGenerator):
         return int(problem.prompt[:-1].split(" ")[2])
 
 
+class PermutationHops(TaskGenerator):
+    """``dbaec.a`` -> ``e``: a permutation ``p`` of the first ``size`` letters (the i-th letter of the
+    prompt is ``p`` of the i-th letter of the alphabet), a dot, and a start letter ``x``; the answer
+    is ``p^hops(x)``, one letter.
+
+    The start letter comes last, so the position that predicts the answer holds ``x`` itself and
+    each application of ``p`` is one attention hop (read the letter at the position ``x`` names).
+    Problems are drawn so that ``x, p(x), ..., p^hops(x)`` are distinct: answering ``x`` or an
+    intermediate letter is never right (no short cycle gives the answer away), and with many
+    letters one attention layer cannot compose two look-ups, so ``hops`` look-ups need ``hops``
+    layers (loops of a one-block looped model).
+    """
+
+    name = "permutation_hops"
+    _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+    def __init__(self, size: int = 16, hops: int = 2) -> None:
+        self.size = _check_int("size", size, 3, 26)
+        self.hops = _check_int("hops", hops, 1, self.size - 1)
+        self.reverse = False
+        self.max_prompt_len = self.size + 2
+        self.max_answer_len = 1
+
+    def config(self) -> dict[str, Any]:
+        return {"size": self.size, "hops": self.hops}
+
+    def sample(self, rng: np.random.Generator) -> Problem:
+        while True:  # rejection: the orbit of x has hops + 1 distinct letters
+            perm = [int(v) for v in rng.permutation(self.size)]
+            x = int(rng.integers(0, self.size))
+            orbit = [x]
+            for _ in range(self.hops):
+                orbit.append(perm[orbit[-1]])
+            if len(set(orbit)) == self.hops + 1:
+                break
+        a = self._LETTERS
+        prompt = "".join(a[i] for i in perm) + "." + a[x]
+        return Problem(prompt, a[orbit[-1]], orbit[-1], self.name)
+
+    def parse(self, completion: str) -> int | None:
+        """The letter's index in the alphabet, or None unless the completion is one known letter."""
+        if not isinstance(completion, str):
+            return None
+        s = completion.strip()
+        return self._LETTERS.index(s) if len(s) == 1 and s in self._LETTERS[: self.size] else None
+
+
 GENERATORS: dict[str, type[TaskGenerator]] = {
     g.name: g
     for g in (
@@ -373,6 +422,7 @@ GENERATORS: dict[str, type[TaskGenerator]] = {
         WordProblem,
         PointerChain,
         PermutationPower,
+        PermutationHops,
     )
 }
 
