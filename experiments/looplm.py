@@ -276,7 +276,13 @@ FINDINGS = """## Findings
   in the band leaves 9% of groups with no reward spread (the earlier page: 60%).
 * **REINFORCE (one update per batch) is as good as the PPO loop here:** +0.018 [-0.009, +0.036]
   against GRPO (seed p 0.17, Holm 0.84; McNemar 198 vs 152, p 0.016, Holm 0.08): a hint, not a
-  detected difference, and at a third less CPU per step (0.12 vs 0.18 s).
+  detected difference, and at a third less CPU per step (0.11 vs 0.16 s).
+* **Reproducible.** This page's run (10 seeds x 7 arms from the snapshot commit named above)
+  reproduced every accuracy, interval and test of the earlier draft run (uncommitted tree, commit
+  548a86a) exactly; only the CPU timings differ. The calibration curve below is that earlier run's
+  `calibrate` output (`results/looplm-calibration-*.json`, not re-run for lack of CPU time); the
+  checkpoint it chose is the shipped one, and the `depth` check re-run from the snapshot gives the
+  same numbers.
 
 * **Depth: the looped model uses its loops here, but the task does not need them.** On
   `addition-2d-1block` the calibrated warm start's own trajectory depends on depth: loop 1 answers
@@ -286,10 +292,46 @@ FINDINGS = """## Findings
   suffices for 2-digit addition (digits reversed, each output digit and its carry are local), and
   the loop-1 deficit comes from the Ouro objective spreading the training signal over the loops,
   not from a need for depth. So the issue's first requirement (a 1-loop model clearly worse than a
-  4-loop one at equal parameters) is **not** met by this task. The depth tasks tried for it
-  (`pointer_chain` 3x2 with two blocks, `permutation_power` 8x4 with one or two blocks) stayed at
-  chance (0.5 and 1/8) after 250-400 warm-start steps, which is all the 2-core machine, shared by
-  eight sessions, allowed; they are in the env, documented, and untested as RL tasks.
+  4-loop one at equal parameters) is **not** met by this task (re-measured from the snapshot
+  commit: the same 0.462 / 0.673 / 0.702 / 0.677 and 0.992).
+
+## Depth tasks tried (none met the precondition)
+
+Per-loop greedy accuracy on 512 validation problems of models with ONE shared block per loop
+(d = 64, Ouro loss, AdamW lr 3e-3, batch 64, 50 warm-up steps), each trained from seed 0 as a
+T = 4 looped model and as a T = 1 model with the same parameters; the answer is one symbol, so
+chance is 1 / (number of possible answers). All runs shared the 2 cores with seven other sessions
+(load 8-17), which capped each at a few thousand steps. Command:
+`python experiments/looplm_depth_probe.py {hops,roots} --size S --k K --loops T` (the size-8 runs
+below used an earlier scratch version of it that wrote the permutation with digits instead of
+letters, except the re-measured 2-hop 1-loop curve; otherwise the problems are the same).
+
+* Permutation power over 8 digits, 4 hops, start letter last, no restriction on the orbit: both
+  models sit at 0.36 (T = 1 through 1,750 steps, T = 4 through 500): that is the short cut "answer
+  x", right whenever x's cycle length divides 4 (probability 3/8). Hence `permutation_hops` draws
+  only problems whose orbit x, p(x), .., p^k(x) has k + 1 distinct symbols.
+* `permutation_hops`, 8 symbols, 2 hops: the **1-loop** model reaches 0.42 at 750 steps and 0.98 at
+  2,500 (re-measured with the repository script, letters: 0.15 / 0.30 / 0.41 / 0.45 / 0.57 / 0.76 /
+  0.93 / 0.99 / 0.98 / 0.99 every 250 steps): one attention layer with 4 heads finds a short cut over 8 symbols, so depth is not needed.
+  The 4-loop model was slower (0.36 / 0.44 / 0.44 / 0.43 per loop at 750 steps).
+* Mixed 1-3 hops over 8 symbols (number of hops written as dots), T = 4: chance (0.125) at 750
+  steps.
+* `permutation_hops`, 16 letters, 2 hops: T = 1 at chance (0.05-0.09, chance 1/14) through 2,000
+  steps; T = 4 at chance (0.05-0.07) through 500 steps. With more symbols the short cut goes, but
+  the single hop (match a letter to a position) was not learned in the steps available.
+* Root finding (`roots`: k chains written as a parent array, a chain's head its own parent, query
+  last, answer the head, 1 to size/k - 1 hops; extra loops are harmless since the head is a fixed
+  point): 20 letters in 4 chains, T = 4: 0.18-0.21 per loop after 1,000 steps (1 hop alike), T = 1:
+  0.17-0.23 after 1,250; 12 letters in 3 chains, T = 4: 0.29-0.30 after 750 steps (chance among
+  the heads 1/3). Not even one hop was learned.
+* Earlier session: `pointer_chain` 3x2 with two blocks and `permutation_power` 8x4 with one or two
+  blocks stayed at chance after 250-400 warm-start steps.
+
+What would likely work with more CPU: the 16-letter `permutation_hops` or root finding trained for
+10^4+ steps (the size-8 1-hop primitive needed about 1,000 steps to leave chance), with a
+curriculum from 1 hop up, or input injection (adding the embedded input at every loop); neither
+could be tried in the time left.
+
 * **Calibration.** The validation curve jumps from 0.14 (250 steps) to 0.83 (450): the band holds
   300-400 steps. The last in-band point (400 steps, 0.688 on validation, 0.629-0.703 on the seeds'
   test problems) was chosen over the point nearest 50% (300 steps, 0.441), because at 300 steps
@@ -555,8 +597,17 @@ def report() -> None:
     print(f"wrote {out}")
 
 
-HEADER = """# looplm: GRPO vs RLTT on tasks where loop depth matters (measured)
+HEADER = """# looplm: GRPO vs RLTT on a looped transformer (measured; the depth precondition does NOT hold)
 {draft}
+**Read this first.** Issue 19 asks for a task on which a 4-loop model is clearly more accurate than
+a 1-loop model with the same parameters, so that credit over the loops has something to act on.
+No such task was found within the CPU time available (what was tried and the measured per-loop
+accuracies: "Depth tasks tried" below). The RL comparison is therefore regenerated on the best
+task available, `looplm/addition-2d-1block`, where the looped warm start's own loop 4 beats its
+loop 1 but a separately trained 1-loop model with the same parameters solves the task: the
+verdict below is about RLTT vs GRPO on a task that does not need depth, not a test of the paper's
+claim on one that does.
+
 Produced by `experiments/looplm.py` at commit `{rev}`: `calibrate`, `depth` and `run --seeds 0-9`
 per task, then `report` (commands in the script's docstring); every number below is read from
 `results/looplm-{{calibration,depth}}-*.json` and the trial stores `results/looplm-experiment-*.db`.

@@ -29,10 +29,12 @@ difficulty knobs; `icml26.envs.looplm.tasks`):
 | `word_problem` | `hal has 16 apples and gives away 11. how many apples are left?` | `5` | `max_value` (20), `ops` ("+-"; any of `+-*`), `reverse` |
 | `permutation_power` | `31402 4 3=` | `2` (p(p(p(4)))) | `size` (8), `max_power` (4), `power` ("any": k uniform in 1..max_power; "max") |
 | `pointer_chain` | `b=7,q=b,d=4,x=d,c=q.c=` | `7` | `length` (3), `chains` (2), `query` ("any" depth 1..length; "end") |
+| `permutation_hops` | `dbaec.a` | `e` (p(p(a))) | `size` (16 letters), `hops` (2); x, p(x), .., p^hops(x) distinct |
 
-`permutation_power` and `pointer_chain` need k sequential look-ups (one attention hop each), so
-their difficulty is depth by construction (added for issue 19; existing task settings are
-unchanged). `PermutationPower.depth(problem)` / `PointerChain.depth(problem)` read k back.
+`permutation_power`, `pointer_chain` and `permutation_hops` need k sequential look-ups (one
+attention hop each), so their difficulty is depth by construction (added for issue 19; existing
+task settings are unchanged). `permutation_hops` puts the start letter last, so the position that
+predicts the answer holds it and each look-up is exactly one attention hop. `PermutationPower.depth(problem)` / `PointerChain.depth(problem)` read k back.
 
 Numbers in answers are written least significant digit first by default (`reverse=True`), the
 format in which a small causal model can add with carries (the RLTT card's CPU-scale setup).
@@ -104,8 +106,10 @@ On `looplm/addition-2d-1block` the looped model's own trajectory depends on dept
 clearly beats its loop 1, while accuracy is flat across loops on the first two tasks), but a
 separately trained 1-loop model with the same parameters and steps solves the task (0.99), so
 the task does not need depth; see [the results](../results/looplm.md). `permutation_power` and
-`pointer_chain` did not leave chance level within 250-400 warm-start steps here, so no task uses
-them yet.
+`pointer_chain` did not leave chance level within 250-400 warm-start steps here; with
+`permutation_hops` a ONE-loop model solves 2 hops over 8 symbols (a single attention layer finds a
+short cut over so few symbols), and over 16 letters neither the 1-loop nor the 4-loop model left
+chance in the steps tried (`experiments/looplm_depth_probe.py`), so no task uses them yet.
 
 `run_trial` evaluates 256 held-out test problems. Looplm agents (`looplm-rltt-exit-pdf`,
 `looplm-rltt-uniform`, `looplm-rltt-progressive`, `looplm-rltt-learned`, `looplm-grpo`,
