@@ -154,7 +154,12 @@ def test_alanine_env_pickles_without_its_openmm_context() -> None:
 
 
 @pytest.mark.parametrize(
-    "env_id", ["icml26/BoltzmannAlanineDipeptide-v0", "icml26/BoltzmannLJ13-v0"]
+    "env_id",
+    [
+        "icml26/BoltzmannAlanineDipeptide-v0",
+        "icml26/BoltzmannAlanineDipeptide-v1",
+        "icml26/BoltzmannLJ13-v0",
+    ],
 )
 def test_make_reset_and_step_never_generate_md_or_mcmc_data(
     env_id: str, monkeypatch: pytest.MonkeyPatch

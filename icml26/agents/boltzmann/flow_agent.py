@@ -73,6 +73,7 @@ class FlowConfig:
     )
     batch_size: int = 256
     lr: float = 1e-3
+    weight_decay: float = 0.0  # L2 penalty of Adam (a regularization knob tuned like lr)
     lr_decay: bool = True  # cosine decay to 0 over training
     grad_clip: float = 10.0
     n_layers: int = 8
@@ -101,6 +102,8 @@ class FlowConfig:
             raise ValueError(
                 f"FlowSampler: dispersion must be one of {sorted(DISPERSIONS)}, got {self.dispersion!r}"
             )
+        if not float(self.weight_decay) >= 0:
+            raise ValueError(f"FlowSampler: weight_decay must be >= 0, got {self.weight_decay!r}")
         for k in ("alpha", "ais_step"):
             if not float(getattr(self, k)) > 0:
                 raise ValueError(f"FlowSampler: {k} must be > 0, got {getattr(self, k)!r}")
@@ -229,7 +232,7 @@ class FlowSampler:
         }
         self._build(info, data["x"])
         params = list(self.flow.parameters())  # type: ignore[union-attr]
-        opt = torch.optim.Adam(params, lr=c.lr)
+        opt = torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay)
         if c.objective in DATA_OBJECTIVES:
             if len(data["x"]) == 0:
                 raise ValueError(

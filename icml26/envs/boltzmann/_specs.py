@@ -14,9 +14,10 @@ def _spec(
     doc: str,
     test_extra: dict[str, Any] | None = None,
     kwargs: dict[str, Any] | None = None,
+    version: int = 0,
 ) -> dict[str, Any]:
     return {
-        "id": f"icml26/Boltzmann{name}-v0",
+        "id": f"icml26/Boltzmann{name}-v{version}",
         "entry_point": _ENTRY,
         "kwargs": {"target": target, **(kwargs or {})},
         "doc": doc,
@@ -52,5 +53,21 @@ ENV_SPECS: list[dict[str, Any]] = [
         "Boltzmann sampling (LDR): alanine dipeptide, Amber via OpenMM, 300 K, MD data.",
         {"target_kwargs": {"backend": "openmm", "data_preset": "tiny"}},
         kwargs={"target_kwargs": {"backend": "openmm"}, "batch_size": 256},
+    ),
+    # v1: decorrelated MD data (independent runs, training frames thinned by the autocorrelation
+    # time, convergence diagnostics); v0 keeps the v1-era single-run pools ("full" preset)
+    _spec(
+        "AlanineDipeptide",
+        "aldp",
+        "Boltzmann sampling (LDR): alanine dipeptide, Amber via OpenMM, 300 K, decorrelated MD data.",
+        {
+            "target_kwargs": {"backend": "openmm", "data_preset": "tiny-decorrelated"},
+            "dataset_size": 16,
+        },
+        kwargs={
+            "target_kwargs": {"backend": "openmm", "data_preset": "decorrelated"},
+            "batch_size": 256,
+        },
+        version=1,
     ),
 ]

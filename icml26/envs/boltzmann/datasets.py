@@ -43,7 +43,10 @@ class BoltzmannDataset:
         return int(self.x.shape[0])
 
     def subset(self, index: np.ndarray) -> BoltzmannDataset:
-        return BoltzmannDataset(self.x[index], self.energy[index], dict(self.meta))
+        meta = dict(self.meta)
+        if "run_id" in meta:  # per-frame run of a decorrelated MD pool
+            meta["run_id"] = np.asarray(meta["run_id"])[index]
+        return BoltzmannDataset(self.x[index], self.energy[index], meta)
 
     def as_dict(self) -> dict[str, np.ndarray]:
         return {"x": self.x, "energy": self.energy}

@@ -10,8 +10,20 @@ Both are labelled with the reduced *target* energy ``U / (k_B * 300 K)``, evalua
 the stored float32 coordinates. Runs use the Reference platform in vacuum (deterministic; the
 fastest for 22 atoms) and the one-thread CPU platform with OBC1, ``LangevinMiddleIntegrator`` with 1 fs steps and 1/ps friction, no constraints.
 Each pool is cached under ``$ICML26_CACHE/boltzmann/md/`` keyed by every parameter; generation
-shows a progress bar. Presets: ``"full"`` (experiments; a few minutes of CPU once) and
-``"tiny"`` (tests; well under a second).
+shows a progress bar. Presets: ``"full"`` (v1 data: one long run per pool, frames every 0.1 ps),
+``"tiny"`` (tests; well under a second) and the decorrelated presets (v2 data, the default of
+``icml26/BoltzmannAlanineDipeptide-v1``):
+
+* ``"decorrelated"``: every pool is made of several *independent* runs (own seeds, own burn-in);
+  the integrated autocorrelation time (IAT, :func:`integrated_autocorrelation_time`) of cos/sin of
+  phi and psi and of the energy is estimated per run, and training pools keep every
+  ``stride``-th frame, ``stride`` = the largest IAT over runs and observables, so ``N``
+  configurations are about ``N`` independent ones. Test pools keep every frame (metrics are
+  averages) with the run of each frame (``run_id``), so a metric's noise floor can compare two
+  independent runs. Stored diagnostics: the phi > 0 population of each run, its running value
+  over simulation time, every IAT, the stride and the exchange acceptances
+  (:func:`pool_diagnostics`). About 5 CPU-minutes once; ``"decorrelated-long"`` runs 4x longer.
+* ``"tiny-decorrelated"``: the same construction at test size.
 """
 
 from __future__ import annotations
@@ -27,7 +39,14 @@ from icml26.protocol import derive_seed
 if TYPE_CHECKING:
     from icml26.envs.boltzmann.alanine import AlanineDipeptide
 
-__all__ = ["MDPreset", "PRESETS", "run_langevin", "alanine_pool"]
+__all__ = [
+    "MDPreset",
+    "PRESETS",
+    "run_langevin",
+    "alanine_pool",
+    "integrated_autocorrelation_time",
+    "pool_diagnostics",
+]
 
 
 @dataclass(frozen=True)
@@ -41,7 +60,12 @@ class MDPreset:
     burn_in_frames: int
     timestep_fs: float = 1.0
     friction_per_ps: float = 1.0
+    # v2 (decorrelated) presets: (split, independent runs); ``frames`` is then per run and
+    # training pools are thinned by the IAT. Empty: v1, one run per pool, no thinning.
+    runs: tuple[tuple[str, int], ...] = ()
 
+
+_V2_LADDER = (400.0, 533.0, 710.0)  # 4 replicas (ratio 1.33): 25-30% exchange acceptance measured
 
 PRESETS: dict[str, MDPreset] = {
     # 6 replicas (ratio 1.217): ~20-40% exchange acceptance for 66 degrees of freedom.
@@ -58,6 +82,30 @@ PRESETS: dict[str, MDPreset] = {
         biased_frames=(("train", 256), ("test", 64)),
         stride=10,
         burn_in_frames=20,
+    ),  # 4 + 2 independent 600 ps replica-exchange runs (300 K kept); ~5 CPU-minutes in all
+    "decorrelated": MDPreset(
+        ladder=_V2_LADDER,
+        frames=(("train", 6000), ("test", 6000)),
+        biased_frames=(("train", 6000), ("test", 3000)),
+        stride=100,
+        burn_in_frames=500,
+        runs=(("train", 4), ("test", 2)),
+    ),
+    "decorrelated-long": MDPreset(
+        ladder=_V2_LADDER,
+        frames=(("train", 12000), ("test", 12000)),
+        biased_frames=(("train", 12000), ("test", 6000)),
+        stride=100,
+        burn_in_frames=500,
+        runs=(("train", 8), ("test", 4)),
+    ),
+    "tiny-decorrelated": MDPreset(
+        ladder=(450.0,),
+        frames=(("train", 600), ("test", 100)),
+        biased_frames=(("train", 600), ("test", 100)),
+        stride=20,
+        burn_in_frames=20,
+        runs=(("train", 2), ("test", 2)),
     ),
 }
 
@@ -156,6 +204,127 @@ def run_langevin(
     return frames, {"exchange_acceptance": acceptance}
 
 
+OBSERVABLES = ("cos_phi", "sin_phi", "cos_psi", "sin_psi", "energy")
+
+
+def integrated_autocorrelation_time(a: np.ndarray, c: float = 5.0) -> float:
+    """Integrated autocorrelation time ``tau = 1 + 2 sum_{k=1}^{M} rho_k`` of a 1-D series, in
+    frames, with Sokal's automatic window (the smallest ``M >= c * tau``); ``n / tau`` is the
+    effective number of independent samples. 1 for a constant series."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    n = a.size
+    if n < 2:
+        raise ValueError(f"integrated_autocorrelation_time: need at least 2 values, got {n}")
+    a = a - a.mean()
+    var = float(np.dot(a, a))
+    if var == 0.0:
+        return 1.0
+    f = np.fft.rfft(a, 2 * n)
+    rho = np.fft.irfft(f * np.conj(f))[:n] / var
+    tau = 1.0 + 2.0 * np.cumsum(rho[1:])
+    window = np.arange(1, n)
+    ok = window >= c * tau
+    m = int(np.argmax(ok)) if ok.any() else n - 2
+    return float(max(tau[m], 1.0))
+
+
+def _observables(x: np.ndarray, energy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """phi and the :data:`OBSERVABLES` ``(n, 5)`` of frames ``x`` with energies ``energy``."""
+    import torch
+
+    from icml26.envs.boltzmann.geometry import ramachandran
+
+    phi, psi = (t.numpy() for t in ramachandran(torch.from_numpy(np.asarray(x, np.float64))))
+    obs = np.stack([np.cos(phi), np.sin(phi), np.cos(psi), np.sin(psi), energy], 1)
+    return phi, obs
+
+
+def _independent_runs(
+    target: AlanineDipeptide,
+    temps: tuple[float, ...],
+    preset: MDPreset,
+    n_runs: int,
+    n_frames: int,
+    thin: bool,
+    seed: int,
+    progress: bool,
+) -> dict[str, np.ndarray]:
+    """``n_runs`` independent runs; frames labelled, IAT-thinned when ``thin``, with diagnostics."""
+    from icml26.envs.boltzmann.openmm_energy import OpenMMEnergy
+
+    energy_fn = OpenMMEnergy(target.solvent)
+    runs = []
+    for r in range(n_runs):
+        x, diag = run_langevin(
+            target.solvent,
+            temps,
+            n_frames,
+            preset.stride,
+            preset.burn_in_frames,
+            derive_seed(seed, "run", r),
+            preset.timestep_fs,
+            preset.friction_per_ps,
+            progress,
+        )
+        x32 = x.astype(np.float32)
+        e, _ = energy_fn(x32.astype(np.float64))  # labels of the stored coordinates
+        u = e / target.kt
+        phi, obs = _observables(x32, u)
+        iat = [integrated_autocorrelation_time(obs[:, k]) for k in range(obs.shape[1])]
+        pos = (phi > 0).astype(np.float64)
+        checkpoints = np.linspace(n_frames / 10, n_frames, 10).astype(int)
+        runs.append(
+            {
+                "x": x32,
+                "energy": u,
+                "iat": np.asarray(iat),
+                "iat_phi_positive": integrated_autocorrelation_time(pos),
+                "phi_positive": pos.mean(),
+                "phi_positive_curve": np.array([pos[:m].mean() for m in checkpoints]),
+                "exchange_acceptance": np.asarray(diag["exchange_acceptance"], np.float64),
+            }
+        )
+    stride = int(np.ceil(max(float(r["iat"].max()) for r in runs))) if thin else 1
+    return {
+        "x": np.concatenate([r["x"][::stride] for r in runs]),
+        "energy": np.concatenate([r["energy"][::stride] for r in runs]),
+        "run_id": np.concatenate(
+            [np.full(len(r["x"][::stride]), k, np.int64) for k, r in enumerate(runs)]
+        ),
+        "stride": np.asarray(stride, np.int64),
+        "iat": np.stack([r["iat"] for r in runs]),
+        "iat_phi_positive": np.array([r["iat_phi_positive"] for r in runs]),
+        "phi_positive": np.array([r["phi_positive"] for r in runs]),
+        "phi_positive_curve": np.stack([r["phi_positive_curve"] for r in runs]),
+        "exchange_acceptance": np.stack([r["exchange_acceptance"] for r in runs]),
+    }
+
+
+def pool_diagnostics(pool: BoltzmannDataset) -> dict[str, Any]:
+    """Convergence diagnostics of a decorrelated (v2) pool: the phi > 0 population per independent
+    run with its mean and between-run standard error, its running value (10 checkpoints of
+    simulation time), the IAT (frames of ``stride_fs``) per run and observable, the thinning
+    stride, and the number of frames kept. Raises for v1 pools (one run, no diagnostics)."""
+    m = pool.meta
+    if "phi_positive" not in m:
+        raise ValueError("pool_diagnostics: only decorrelated (v2) pools carry diagnostics")
+    pos = np.asarray(m["phi_positive"], dtype=np.float64)
+    return {
+        "runs": int(pos.size),
+        "ns_per_run": m["frames"] * m["stride"] * m["timestep_fs"] * 1e-6,
+        "frame_ps": m["stride"] * m["timestep_fs"] * 1e-3,
+        "phi_positive_per_run": pos.tolist(),
+        "phi_positive_mean": float(pos.mean()),
+        "phi_positive_se": float(pos.std(ddof=1) / np.sqrt(pos.size)) if pos.size > 1 else None,
+        "phi_positive_curve": m["phi_positive_curve"],
+        "iat_frames": dict(zip(OBSERVABLES, np.asarray(m["iat"]).max(0).tolist())),
+        "iat_phi_positive_frames": m["iat_phi_positive"],
+        "thinning_stride": int(m["thinning_stride"]),
+        "frames_kept": len(pool),
+        "exchange_acceptance": m["exchange_acceptance"],
+    }
+
+
 def alanine_pool(
     target: AlanineDipeptide, kind: str, split: str, progress: bool = True
 ) -> BoltzmannDataset:
@@ -177,11 +346,15 @@ def alanine_pool(
         **{
             k: v
             for k, v in asdict(preset).items()
-            if k not in ("ladder", "frames", "biased_frames")
+            if k not in ("ladder", "frames", "biased_frames", "runs")
         },
         "version": 1,
     }
+    if preset.runs:  # v2: independent runs, training pools thinned by the IAT
+        params.update(runs=dict(preset.runs)[split], thin=split == "train", version=2)
     seed = derive_seed(0, "aldp", target.solvent, kind, split)
+    if preset.runs:
+        return _v2_pool(target, kind, split, params, seed, progress)
 
     def make() -> dict[str, np.ndarray]:
         x, diag = run_langevin(
@@ -210,3 +383,44 @@ def alanine_pool(
     arrays = cached_arrays("md", params, make)
     meta = {**params, "exchange_acceptance": arrays["exchange_acceptance"].tolist()}
     return BoltzmannDataset(arrays["x"], arrays["energy"], meta)
+
+
+def _v2_pool(
+    target: AlanineDipeptide,
+    kind: str,
+    split: str,
+    params: dict[str, Any],
+    seed: int,
+    progress: bool,
+) -> BoltzmannDataset:
+    preset = PRESETS[target.data_preset]
+
+    def make() -> dict[str, np.ndarray]:
+        return _independent_runs(
+            target,
+            tuple(params["temperatures"]),
+            preset,
+            int(params["runs"]),
+            int(params["frames"]),
+            bool(params["thin"]),
+            seed,
+            progress,
+        )
+
+    a = cached_arrays("md", params, make)
+    meta = {
+        **params,
+        "run_id": a["run_id"],
+        "thinning_stride": int(a["stride"]),
+        **{
+            k: a[k].tolist()
+            for k in (
+                "iat",
+                "iat_phi_positive",
+                "phi_positive",
+                "phi_positive_curve",
+                "exchange_acceptance",
+            )
+        },
+    }
+    return BoltzmannDataset(a["x"], a["energy"], meta)

@@ -14,7 +14,12 @@ Formulas (Midgley et al. 2023, FAB; the LDR paper's evaluation):
 * Ramachandran KL: ``sum p log(p / q)`` between 100 x 100 histograms of (phi, psi) on
   [0, 2 pi)^2 of reference (p) and sampler (q) configurations, both plus eps = 1e-10; reported
   with its noise floor (the same KL between two disjoint parts of the reference, one of the
-  sampler's size) and at a coarser 36 x 36 binning, whose floor is lower.
+  sampler's size) and at a coarser 36 x 36 binning, whose floor is lower;
+* paired Ramachandran KL (:func:`ramachandran_kl_paired`): the reference is split into two
+  independent halves A and B (by MD run where the reference records runs), the sampler scores
+  KL(A || |B| of its samples) and the floor is KL(A || B): the same reference part and the same
+  comparison size, so an exact sampler scores at most about the floor;
+* phi > 0 population of the sampler next to the reference's (alanine).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ __all__ = [
     "modes_covered",
     "ramachandran_kl",
     "ramachandran_kl_floor",
+    "ramachandran_kl_paired",
+    "reference_halves",
     "batched_energy",
     "evaluate_sampler",
 ]
@@ -158,6 +165,49 @@ def ramachandran_kl_floor(
     return ramachandran_kl((phi[a], psi[a]), (phi[b], psi[b]), bins=bins, eps=eps)
 
 
+def reference_halves(n: int, run_id: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+    """Boolean mask of half B of ``n`` reference configurations: the odd-ranked runs when
+    ``run_id`` names at least two runs (independent MD runs), else a seeded random half."""
+    runs = None if run_id is None else np.asarray(run_id)
+    if runs is not None and runs.shape != (n,):
+        raise ValueError(f"reference_halves: run_id must have shape ({n},), got {runs.shape}")
+    if runs is not None and np.unique(runs).size >= 2:
+        return np.isin(runs, np.unique(runs)[1::2])
+    in_b = np.zeros(n, bool)
+    in_b[np.random.default_rng(seed).permutation(n)[: n // 2]] = True
+    return in_b
+
+
+def ramachandran_kl_paired(
+    phi_psi_ref: tuple[np.ndarray, np.ndarray],
+    phi_psi_model: tuple[np.ndarray, np.ndarray],
+    run_id: np.ndarray | None = None,
+    bins: int = 36,
+    eps: float = 1e-10,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """``(KL(A || sampler), KL(A || B))``: A and B are independent halves of the reference (even
+    and odd runs when ``run_id`` gives at least two runs, else a seeded random half split); the
+    sampler contributes its first ``|B|`` samples. The second value is the noise floor."""
+    phi, psi = (np.asarray(a) for a in phi_psi_ref)
+    mphi, mpsi = (np.asarray(a) for a in phi_psi_model)
+    n = phi.size
+    if n < 4:
+        raise ValueError(
+            f"ramachandran_kl_paired: need at least 4 reference configurations, got {n}"
+        )
+    in_b = reference_halves(n, run_id, seed)
+    m = int(in_b.sum())
+    if mphi.size < m:
+        raise ValueError(
+            f"ramachandran_kl_paired: the sampler needs at least {m} samples (the size of "
+            f"reference half B), got {mphi.size}"
+        )
+    a = (phi[~in_b], psi[~in_b])
+    kl = ramachandran_kl(a, (mphi[:m], mpsi[:m]), bins=bins, eps=eps)
+    return kl, ramachandran_kl(a, (phi[in_b], psi[in_b]), bins=bins, eps=eps)
+
+
 def batched_energy(target: Target, x: np.ndarray | torch.Tensor, chunk: int = 4096) -> np.ndarray:
     """Reduced energies of many configurations, in chunks, without gradients (float64)."""
     xt = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x.detach()).to(
@@ -209,7 +259,7 @@ def evaluate_sampler(
         out["nll_nonfinite_fraction"] = float(1 - finite.mean())
         out["forward_ess"] = forward_ess(-test.energy - lq_test)
     out.update(energy_wasserstein(u, test.energy))
-    if target.name == "gmm40":
+    if target.name.startswith("gmm40"):
         out["modes_covered"] = float(modes_covered(x, target.means.numpy()))  # type: ignore[attr-defined]
     if target.geometry == "alanine":
         from icml26.envs.boltzmann.geometry import ramachandran
@@ -221,4 +271,14 @@ def evaluate_sampler(
         out["ramachandran_kl_floor"] = ramachandran_kl_floor(ref, n_samples)  # type: ignore[arg-type]
         out["ramachandran_kl_36"] = ramachandran_kl(ref, mod, bins=36)  # type: ignore[arg-type]
         out["ramachandran_kl_36_floor"] = ramachandran_kl_floor(ref, n_samples, bins=36)  # type: ignore[arg-type]
+        run_id = test.meta.get("run_id")
+        if n_samples >= int(reference_halves(len(test), run_id).sum()):
+            for b in (36, 100):
+                kl, floor = ramachandran_kl_paired(ref, mod, run_id, bins=b)  # type: ignore[arg-type]
+                out[f"ramachandran_kl_{b}_paired"], out[f"ramachandran_kl_{b}_paired_floor"] = (
+                    kl,
+                    floor,
+                )
+        out["phi_positive"] = float(np.mean(mod[0] > 0))
+        out["phi_positive_reference"] = float(np.mean(ref[0] > 0))
     return out

@@ -146,8 +146,11 @@ class GMM40(Target):
     bias = "components at temperature 2 (std x sqrt(2))"
     n_modes = 40
 
-    def __init__(self, bias_temperature: float = 2.0) -> None:
-        gen = torch.Generator().manual_seed(0)
+    def __init__(self, bias_temperature: float = 2.0, means_seed: int = 0) -> None:
+        # means_seed != 0: another mixture of the same kind (a validation target for tuning)
+        gen = torch.Generator().manual_seed(int(means_seed))
+        if means_seed:
+            self.name = f"gmm40_means{int(means_seed)}"
         self.means = ((torch.rand(40, 2, generator=gen) - 0.5) * 2 * 40).double()
         self.std = float(torch.nn.functional.softplus(torch.tensor(1.0, dtype=torch.float64)))
         self.bias_temperature = float(bias_temperature)
