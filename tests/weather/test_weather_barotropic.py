@@ -80,3 +80,17 @@ def test_barotropic_source_generates_a_seeded_weatherbench_dataset(tmp_path, mon
     np.testing.assert_array_equal(again["geopotential"].values, ds["geopotential"].values)
     other = generate_barotropic("2000-01-01", "2000-01-02T18", seed=1, **kw)
     assert not np.array_equal(other["geopotential"].values, ds["geopotential"].values)
+
+
+def test_hyperdiffusion_options_are_checked_and_scale_selective() -> None:
+    from icml26.envs.weather.barotropic import generate_barotropic
+
+    with pytest.raises(ValueError, match="hyperdiffusion_order"):
+        generate_barotropic(end="2000-01-01T06", hyperdiffusion_order=3, progress=False)
+    g = SphereGrid(10, 16)
+    lmax = 10 * 11.0
+    for order in (4, 8):
+        m = BarotropicModel(g, hyperdiffusion_time=3600.0, order=order)
+        n = 5  # damping rate of total wavenumber 5 relative to the truncation scale
+        rate = m._damp[0, n] * 3600.0
+        assert rate == pytest.approx((n * (n + 1) / lmax) ** (order // 2), rel=1e-9)

@@ -82,6 +82,7 @@ def test_tasks_and_suites_are_registered() -> None:
         "weather/sphere-quick",
         "weather/lorenz96-10day",
         "weather/qg-10day",
+        "weather/qg-nonlinear",
     } <= set(ids)
     smoke = [e for e in benchmarks.get_suite("smoke") if e.task.startswith("weather/")]
     assert smoke and "emformer" in smoke[0].agents
