@@ -449,6 +449,15 @@ def _long_range_verdict(
             else "; it beats climatology, so it keeps skill at 10 days."
         ),
     ]
+    if "persistence" in rm and "persistence" not in beats:
+        w[-1] += (
+            f" But persistence ({rm['persistence']:.4g}) is not beaten at 10 days "
+            f"({verdicts.get(f'EMFormer beats persistence ({chans[0]} RMSE 10 d; persistence minus emformer)', 'not tested')}"
+            "): the day-of-year climatology of three training years is a weak reference for "
+            "this season-less QG flow, whose slow large-scale anomalies persist; so the 10-day "
+            "skill claim is supported only against climatology, ridge and ResNet, not against "
+            "persistence."
+        )
 
 
 def _probabilistic(w: list[str], res: dict[str, Any], chans: list[str]) -> None:
