@@ -35,6 +35,7 @@ FAMILIES: tuple[str, ...] = (
     "spatial_causal",
     "weather",
     "minmax_vi",
+    "md_forcefields",
 )
 
 

@@ -1,0 +1,34 @@
+"""Agent registrations of the md_forcefields family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EP = "icml26.agents.md_forcefields.agent:ForceFieldAgent"
+
+AGENT_SPECS: list[dict[str, Any]] = [
+    {
+        "name": "md-dkmp",
+        "entry_point": _EP,
+        "kwargs": {"model": "dkmp"},
+        "description": "DKMP (DKMP^C reading): 4 layers over mutually exclusive soft shells 0-2-4-6-8 A.",
+    },
+    {
+        "name": "md-schnet",
+        "entry_point": _EP,
+        "kwargs": {"model": "schnet"},
+        "description": "SchNet-style cutoff MPNN: 4 layers, every layer over all pairs within 5 A.",
+    },
+    {
+        "name": "md-painn",
+        "entry_point": _EP,
+        "kwargs": {"model": "painn", "model_kwargs": {"hidden": 48}},
+        "description": "PaiNN-style equivariant MPNN: 3 layers, scalar + vector features, 5 A cutoff.",
+    },
+    {
+        "name": "md-openmm",
+        "entry_point": "icml26.agents.md_forcefields.agent:OpenMMAgent",
+        "kwargs": {},
+        "description": "The classical force field itself (OpenMM CPU): the zero-error oracle row.",
+    },
+]
