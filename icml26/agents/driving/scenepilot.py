@@ -57,7 +57,16 @@ class ScenePilotArgs:
     k_values: tuple[float, ...] = (0.0, 0.02, 0.05, 0.09, 0.14, 0.2, 0.27, 0.35)
     k_update_every: int = 100  # release thresh_update_every (updates per k)
     risk_only: bool = False  # True: the unshielded ablation (alpha = 0)
+    collision_reward: float = (
+        0.0  # added to the risk reward at an ego collision (0: the env's reward only)
+    )
+    k_cycle: bool = (
+        True  # True: k walks the curriculum cyclically (release); False: stays at the last k
+    )
     deterministic: bool = True  # act with the tanh mean at evaluation
+    init_std: float | None = (
+        None  # None: the release's init (std ~0.7); else the initial policy std
+    )
     torch_threads: int = 1
 
 
@@ -141,10 +150,12 @@ class _SingleAsVector:
 def make_training_vector_env(env: Any, num_envs: int) -> Any:
     """The native batched vector env matching ``env`` (a ScenePilot-v0 env with a named planner), or
     ``env`` itself seen as a vector of one when it cannot be batched (a custom ego policy)."""
+    from gymnasium.vector import VectorEnv
+
     from icml26.envs.driving.env import ScenePilotEnv, ScenePilotVectorEnv
 
     base = getattr(env, "unwrapped", env)
-    if isinstance(base, ScenePilotVectorEnv):
+    if isinstance(base, (ScenePilotVectorEnv, VectorEnv)):
         return base
     if (
         type(base) is ScenePilotEnv
@@ -212,6 +223,10 @@ class ScenePilotAgent:
 
             torch.manual_seed(0 if self._seed is None else int(self._seed))
             self.actor, self.critic = _build_nets(27, self.act_dim, self.args.hidden)
+            if self.args.init_std is not None:  # softplus(b) = init_std, tiny state dependence
+                with torch.no_grad():
+                    self.actor.fc_std.weight.mul_(0.01)
+                    self.actor.fc_std.bias.fill_(float(np.log(np.expm1(self.args.init_std))))
 
     def act(self, observation: Any, info: Mapping[str, Any] | None = None) -> np.ndarray:
         import torch
@@ -255,6 +270,9 @@ class ScenePilotAgent:
             bar = range(n_updates)
         for update in bar:
             k = self.k
+            set_k = getattr(venv, "set_feasibility_threshold", None)
+            if callable(set_k):  # v1: the env's boundary-band collision bonus uses the same k
+                set_k(k)
             buf_obs = np.zeros((T, N, 27), np.float32)
             buf_next = np.zeros((T, N, 27), np.float32)
             buf_act = np.zeros((T, N, self.act_dim), np.float32)
@@ -277,7 +295,8 @@ class ScenePilotAgent:
                     ep_jr += em["J_risk"][done].tolist()
                     ep_js += em["J_sigma"][done].tolist()
                 buf_next[t] = nxt
-                r_risk[t], r_sig[t] = risk, info["sigma_tp1"]
+                r_risk[t] = risk + A.collision_reward * np.asarray(info["collision"], float)
+                r_sig[t] = info["sigma_tp1"]
                 sig_t[t], sig_tp1[t], dones[t] = info["sigma_t"], info["sigma_tp1"], done
                 from_phi[t] = info.get("risk_source_phi", False)
                 obs = next_obs
@@ -359,7 +378,12 @@ class ScenePilotAgent:
             tick += 1
             if tick >= A.k_update_every:
                 tick = 0
-                self.k_index = (self.k_index + 1) % len(A.k_values)
+                last = len(A.k_values) - 1
+                self.k_index = (
+                    (self.k_index + 1) % len(A.k_values)
+                    if A.k_cycle
+                    else min(self.k_index + 1, last)
+                )
         phi = getattr(venv, "phi", None) or getattr(getattr(env, "unwrapped", env), "phi", None)
         return {
             "updates": n_updates,
@@ -373,6 +397,7 @@ class ScenePilotAgent:
                     "env_steps",
                     "k",
                     "feasible_ratio",
+                    "gate_share",
                     "collision_rate",
                     "mean_risk",
                     "mean_sigma",

@@ -4,6 +4,9 @@
   adversary in one of the 8 SafeBench pre-crash scenarios, the ego is a planner under test.
 * ``icml26/ScenePilotAV-v0`` (:class:`~icml26.envs.driving.env.ScenePilotAVEnv`): the agent is the
   ego car facing an adversary policy (adversarial fine-tuning).
+* ``icml26/ScenePilot-v1`` / ``icml26/ScenePilotAV-v1`` (:mod:`.env_v1`): the same scenes with an
+  adversary reward whose optimum is an avoidable collision, RSS sigma, a collision-horizon Phi
+  learned in batches, randomized scenarios and traffic lights (section "ScenePilot-v1" below).
 
 Backends: ``kinematic`` (default, vectorized NumPy), ``metadrive`` and ``carla`` (optional).
 sigma lives in :mod:`.feasibility`, Phi in :mod:`.risk`, the layouts in :mod:`.scenarios`.
@@ -121,6 +124,33 @@ steps; 24 evaluation episodes, 3 per scenario; collision rate, feasible ratio, J
 SafeBench's attack score, the ego's driving score) and ``driving/defense-idm`` (ego crash rate
 and ScenePilot's overall driving score before/after fine-tuning against a ScenePilot adversary
 trained in the trial). Results: [docs/results/driving.md](../results/driving.md).
+
+## ScenePilot-v1
+
+Why a v1 (measured on v0, ``docs/results/driving.md``): v0's released per-step risk reward has no
+collision term, so a near-constant risk makes surviving worth more than colliding; the released
+sigma puts every car in the ego's lane at sigma <= 0 at any distance (the shield then switches
+scenarios on and off rather than steps); Phi trained by batch-1 TD for 5,000 updates is nearly
+constant; and episodes barely vary (spawn jitter under 1 m). v1 (``icml26.envs.driving.env_v1``):
+
+* ``reward="collision"`` (default): ``(risk_t - risk_{t-1}) + 10 * 1[collision at t and
+  min_sigma_pre >= k]`` where ``min_sigma_pre`` is the minimum sigma from the reset up to 1 s
+  (RSS's ego response time) before t; the shaping telescopes, so the optimum is an avoidable
+  (boundary-band) collision. ``reward="released"``: the release's ``r_t = risk_t``.
+* ``sigma="rss"`` (default): RSS safe distances with response times (rho 1 s ego, 2 s others;
+  CARLA's RSS constants) and RSS's rule that a situation is dangerous only when both the
+  longitudinal and the lateral distance are unsafe: ``sigma = 1 - min(n_x, n_y)``; a distant
+  lead car has sigma = 1. ``sigma="released"`` is v0's.
+* Phi (``phi="online"``, :class:`~icml26.envs.driving.risk.HorizonPhiLearner`): the release's MLP
+  predicting "ego collision within the next 2 s", labels known 20 steps late, a replay buffer and
+  one Adam step (batch 256) per 128 labelled states, from the first collision; ready after 500
+  steps, frozen after 5,000; ``phi="frozen:<path>"`` or a frozen RiskPredictor is used as is.
+* Per episode from the reset seed (:mod:`.realism`): spawn offsets, the third body's speed, the
+  scripted adversary's trigger distance (x U[0.3, 1.2]) and speed (x U[0.8, 1.2]); traffic lights
+  in scenarios 5 (green for U[6, 12] s, 3 s amber, then red) and 7 (red for U[2, 8] s, then
+  green), obeyed by every planner; red-light violations are measured (``run_red_light``).
+* ``ego="human"``: IDM at 9 m/s with a 1 s headway and a jerk-limited brake onset (8 m/s^3, about
+  1 s to full braking), added for v1 so that more scenarios discriminate (table below).
 """
 
 from __future__ import annotations
@@ -136,6 +166,10 @@ _LAZY = {
     "FeasibilityParams": "icml26.envs.driving.feasibility",
     "sigma_reference": "icml26.envs.driving.feasibility",
     "RiskPredictor": "icml26.envs.driving.risk",
+    "HorizonPhiLearner": "icml26.envs.driving.risk",
+    "ScenePilotV1Env": "icml26.envs.driving.env_v1",
+    "ScenePilotAVV1Env": "icml26.envs.driving.env_v1",
+    "ScenePilotV1VectorEnv": "icml26.envs.driving.env_v1",
     "LAYOUTS": "icml26.envs.driving.scenarios",
     "scripted_adversary_action": "icml26.envs.driving.scenarios",
 }

@@ -20,4 +20,19 @@ ENV_SPECS: list[dict[str, Any]] = [
         "doc": "ScenePilot adversarial fine-tuning: the agent drives the ego car against an adversary policy.",
         "test_kwargs": {"scenario": 5, "base_planner": "idm"},
     },
+    {
+        "id": "icml26/ScenePilot-v1",
+        "entry_point": "icml26.envs.driving.env_v1:ScenePilotV1Env",
+        "vector_entry_point": "icml26.envs.driving.env_v1:make_vector_env_v1",
+        "max_episode_steps": 300,
+        "doc": "ScenePilot-v1: adversary rewarded for avoidable (boundary-band) collisions, RSS sigma, 2 s collision-horizon Phi, randomized scenes, traffic lights.",
+        "test_kwargs": {"scenario": 5},
+    },
+    {
+        "id": "icml26/ScenePilotAV-v1",
+        "entry_point": "icml26.envs.driving.env_v1:ScenePilotAVV1Env",
+        "max_episode_steps": 300,
+        "doc": "ScenePilotAV-v1: the agent drives the ego in the v1 scenes (randomized, traffic lights) against an adversary policy.",
+        "test_kwargs": {"scenario": 7, "base_planner": "idm"},
+    },
 ]

@@ -60,10 +60,19 @@ class FeasibilityParams:
     rss_a_lat: float = 0.2
     rss_b_lat_min: float = 0.8
     rss_mu: float = 0.1
+    # How the two axes' remaining gaps combine. "norm": the release, sigma = 1 - ||(n_x, n_y)||_p (a
+    # car overlapping the ego laterally keeps n_y > 0 at any distance). "min": RSS's rule that a
+    # situation is dangerous only when BOTH the longitudinal and the lateral distance are unsafe
+    # (Shalev-Shwartz et al. 2017, Def. 7), sigma = 1 - min(n_x, n_y) (ScenePilot-v1's sigma="rss").
+    combine: Literal["norm", "min"] = "norm"
 
     def __post_init__(self) -> None:
         if self.mode not in ("code", "rss"):
             raise ValueError(f"FeasibilityParams.mode must be 'code' or 'rss', got {self.mode!r}")
+        if self.combine not in ("norm", "min"):
+            raise ValueError(
+                f"FeasibilityParams.combine must be 'norm' or 'min', got {self.combine!r}"
+            )
         for name in ("a_lon_av", "a_lon_npc", "a_lat_av", "a_lat_npc", "eps", "inf_dist"):
             if not getattr(self, name) > 0:
                 raise ValueError(
@@ -259,6 +268,8 @@ def sigma_reference(
     need_x_hat, need_y_hat = max(0.0, need_x - l_x), max(0.0, need_y - l_y)
     nx = need_x_hat / max(max(dphys_e_x + clear_e_x, dphys_n_xp + clear_n_xp), p.eps)
     ny = need_y_hat / max(max(dphys_e_y + clear_e_y, dphys_n_yp + clear_n_yp), p.eps)
+    if p.combine == "min":
+        return 1.0 - min(nx, ny)
     return 1.0 - (nx**p.p_norm + ny**p.p_norm) ** (1.0 / p.p_norm)
 
 
@@ -386,7 +397,10 @@ def sigma_batch(
     nyh = np.maximum(0.0, need_y - l_y) / np.maximum(
         np.maximum(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps
     )
-    sigma = 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
+    if p.combine == "min":
+        sigma = 1.0 - np.minimum(nxh, nyh)
+    else:
+        sigma = 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
     sigma = np.where(all_clear, 1.0, sigma)
     sigma = np.where(infinite, -1.0, sigma)
     return np.where(present, sigma, 0.0)

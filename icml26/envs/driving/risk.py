@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RiskPredictor", "risk_features"]
+__all__ = ["RiskPredictor", "HorizonPhiLearner", "risk_features"]
 
 N_FEATURES = 6
 
@@ -383,3 +383,151 @@ class RiskPredictor:
         if opt_state is not None:
             T = self._ensure_torch()
             T["opt"].load_state_dict(opt_state)
+
+
+# ---------------------------------------------------------------------------- ScenePilot-v1's Phi
+
+
+class HorizonPhiLearner:
+    """Online Phi of ScenePilot-v1: ``P(ego collision within the next H steps | s)``, learned from
+    labels instead of TD, in batches.
+
+    A state ``s_t`` (the 6 features before step t+1) is labelled 1 when the ego collides at one
+    of the steps ``t+1 .. t+H`` of the same episode, and 0 when the H steps pass (or the episode
+    ends) without one; labels are therefore known H steps late, so each scene keeps its last H
+    states. Labelled states go to a replay buffer; every ``samples_per_update`` new labels one
+    Adam step (BCE, minibatch ``batch_size``) trains the predictor's online network, starting at
+    the first collision (as the release's Phi). The predictor is *ready* after ``min_updates``
+    steps (before that the env's risk is the TTC proxy) and is frozen after ``max_updates`` (the
+    release's ``train_avsafe_steps``). One learner serves all N scenes of a vector env: its cost
+    per env step is one Adam step per ``samples_per_update`` steps, whatever N.
+
+    Args:
+        n: number of scenes; predictor: the network (a :class:`RiskPredictor` with ``k_inv_d = 0``,
+        so its risk is the probability itself); horizon_steps: H (20 = 2 s); the rest as named.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        predictor: RiskPredictor,
+        horizon_steps: int = 20,
+        batch_size: int = 256,
+        samples_per_update: int = 128,
+        buffer_size: int = 200_000,
+        min_updates: int = 500,
+        max_updates: int | None = 5000,
+        seed: int = 0,
+    ) -> None:
+        for name, v in (
+            ("n", n),
+            ("horizon_steps", horizon_steps),
+            ("batch_size", batch_size),
+            ("samples_per_update", samples_per_update),
+            ("buffer_size", buffer_size),
+        ):
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"HorizonPhiLearner: {name} must be a positive int, got {v!r}")
+        self.n, self.h = int(n), int(horizon_steps)
+        self.net = predictor
+        self.batch_size, self.samples_per_update = int(batch_size), int(samples_per_update)
+        self.min_updates = int(min_updates)
+        self.max_updates = None if max_updates is None else int(max_updates)
+        self.learning = bool(predictor.training) and not predictor.ready
+        self._rng = np.random.default_rng(seed)
+        self._buf = np.zeros((self.n, self.h, N_FEATURES), np.float32)
+        self._start = np.zeros(self.n, np.int64)
+        self._count = np.zeros(self.n, np.int64)
+        self._X = np.zeros((int(buffer_size), N_FEATURES), np.float32)
+        self._Y = np.zeros(int(buffer_size), np.float32)
+        self._size = self._pos = 0
+        self._pending = 0
+        self.n_updates = 0
+        self.n_labelled = self.n_positive = 0
+        self.last_loss: float | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True when the risk comes from the predictor (trained enough, frozen or loaded)."""
+        return not self.learning or self.n_updates >= self.min_updates
+
+    def risk(self, feats: np.ndarray) -> np.ndarray:
+        """Predicted collision probability (plus the predictor's ``k_inv_d`` term) per row."""
+        if not self.learning:
+            return self.net.risk(feats)
+        f = np.asarray(feats, np.float32)
+        return np.clip(self.net.value(f, target=False) + self.net.k_inv_d * f[:, -2], 0.0, 1.0)
+
+    def reset_rows(self, idx: np.ndarray) -> None:
+        """Forget the pending (unlabelled) states of scenes ``idx`` (a reset without an episode end)."""
+        self._count[idx] = 0
+
+    def observe(
+        self, feats: np.ndarray, collided: np.ndarray, ended: np.ndarray, active: np.ndarray
+    ) -> None:
+        """Record ``feats`` (N, 6), the states before this step, and this step's outcome per scene."""
+        if not self.learning:
+            return
+        rows = np.flatnonzero(active)
+        pos = (self._start[rows] + self._count[rows]) % self.h
+        self._buf[rows, pos] = feats[rows]
+        self._count[rows] += 1
+        done = active & (collided | ended)
+        for i in np.flatnonzero(done):  # the whole window is labelled at once
+            c = int(self._count[i])
+            k = (self._start[i] + np.arange(c)) % self.h
+            self._add(self._buf[i, k], 1.0 if collided[i] else 0.0)
+            self._count[i], self._start[i] = 0, 0
+        full = np.flatnonzero(active & ~done & (self._count >= self.h))
+        if len(full):  # their oldest state saw H steps without a collision
+            self._add(self._buf[full, self._start[full]], 0.0)
+            self._start[full] = (self._start[full] + 1) % self.h
+            self._count[full] -= 1
+        if not self.n_positive:  # training starts at the first collision (as the release's)
+            self._pending = min(self._pending, self.samples_per_update)
+        elif self._pending >= self.samples_per_update:
+            self._train()
+
+    def _add(self, x: np.ndarray, label: float) -> None:
+        m, cap = len(x), len(self._X)
+        k = (self._pos + np.arange(m)) % cap
+        self._X[k], self._Y[k] = x, label
+        self._pos = int((self._pos + m) % cap)
+        self._size = min(self._size + m, cap)
+        self._pending += m
+        self.n_labelled += m
+        self.n_positive += int(m * label)
+
+    def _train(self) -> None:
+        T = self.net._ensure_torch()
+        torch, online, opt = T["torch"], T["online"], T["opt"]
+        bce = torch.nn.functional.binary_cross_entropy
+        while self._pending >= self.samples_per_update and self.learning:
+            self._pending -= self.samples_per_update
+            k = self._rng.integers(0, self._size, size=min(self.batch_size, self._size))
+            pred = online(torch.from_numpy(self._X[k]))[:, 0]
+            loss = bce(pred, torch.from_numpy(self._Y[k]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            T["dirty"] = True
+            self.n_updates += 1
+            self.net.n_updates += 1
+            self.last_loss = float(loss.detach())
+            if self.max_updates is not None and self.n_updates >= self.max_updates:
+                self.freeze()
+        self._pending = min(self._pending, self.samples_per_update - 1)
+
+    def freeze(self) -> None:
+        """Stop learning; the predictor's risk then comes from its (frozen) weights."""
+        self.net.freeze()
+        self.learning = False
+
+    def frozen_copy(self) -> RiskPredictor:
+        """A frozen copy of the predictor as it stands (for saving or for a later phase)."""
+        import copy
+
+        p = copy.deepcopy(self.net)
+        p.freeze()
+        p.training = False
+        return p

@@ -32,6 +32,7 @@ from icml26.envs.driving.constants import (
     STRICT_K,
     TABLES,
 )
+from icml26.envs.driving.realism import light_brake_one
 from icml26.envs.driving.scenarios import KIND_NONE, KIND_STATIC, KIND_WALKER, LANE
 
 if TYPE_CHECKING:
@@ -244,6 +245,15 @@ def _rss_lat(v1: float, v2: float, p: FeasibilityParams) -> float:
     return p.rss_mu + max(d, 0.0)
 
 
+def _combine(nxh: float, nyh: float, p: FeasibilityParams) -> float:
+    """sigma from the two normalized remaining gaps (``FeasibilityParams.combine``)."""
+    if p.combine == "min":
+        return 1.0 - min(nxh, nyh)
+    if p.p_norm == 2.0:
+        return 1.0 - _sqrt(nxh * nxh + nyh * nyh)
+    return 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
+
+
 def sigma_one(
     ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityParams, same_dir_rad: float
 ) -> float:
@@ -338,9 +348,7 @@ def sigma_one(
     l_y = 0.5 * p.a_lat_av * (t * t) if close_y else 0.0
     nxh = max(0.0, need_x - l_x) / max(max(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps)
     nyh = max(0.0, need_y - l_y) / max(max(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps)
-    if p.p_norm == 2.0:
-        return 1.0 - _sqrt(nxh * nxh + nyh * nyh)
-    return 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
+    return _combine(nxh, nyh, p)
 
 
 # --------------------------------------------------------------------------- the step
@@ -607,6 +615,8 @@ def _plan_ego(w: KinematicWorld, sc: _Scene) -> tuple[float, float]:
         acc = -P.b_emergency
     if P.predict:
         acc = min(acc, _predictive_brake(w, sc, P))
+    if w.lights_on:
+        acc = min(acc, light_brake_one(w, sc))
     return min(max(acc, -P.b_emergency), 3.5), steer
 
 
@@ -651,6 +661,9 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
         if w.ego_residual and ego_control is not None:
             acc_e = acc_e + ego_control[0] * EGO_RL_ACC
             steer_e = steer_e + ego_control[1] * EGO_RL_STEER
+    if w.planner.jerk_max > 0 and not (w.external_ego and not w.ego_residual):
+        prev, dj = float(w.last_ego_control[0, 0]), w.planner.jerk_max * DT
+        acc_e = min(max(acc_e, prev - dj), prev + dj)
     acc_e = min(max(acc_e, -8.0), 3.5)
     steer_e = min(max(steer_e, -MAX_STEER), MAX_STEER)
     w.last_ego_control[0] = (acc_e, steer_e)

@@ -38,6 +38,7 @@ from icml26.envs.driving.feasibility import (
     ttc_batch,
     ttc_risk_batch,
 )
+from icml26.envs.driving.realism import apply_reset, light_brake_batch
 from icml26.envs.driving.risk import RiskPredictor, risk_features
 from icml26.envs.driving.scalar import (
     StepOne,
@@ -86,12 +87,18 @@ class PlannerParams:
     emergency_distance: float = 5.0  # m, brake fully if something is this close in the path
     pass_clear_ahead: float = 40.0  # idm: oncoming lane "clear" if nothing within this many metres
     pass_time_margin: float = 3.0  # cautious: extra seconds demanded from the oncoming gap
+    jerk_max: float = 0.0  # m/s^3 limit on the planner's acceleration change (0: none); "human"
 
 
 PLANNERS = {
     "idm": PlannerParams("idm"),
     "cautious": PlannerParams(
         "cautious", v_target=8.0, time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0
+    ),
+    # ScenePilot-v1: IDM with a human-like brake onset (jerk <= 8 m/s^3: about 1 s from cruising
+    # to full braking, RSS's ego response time) and a 1.0 s headway at 9 m/s
+    "human": PlannerParams(
+        "human", v_target=9.0, time_headway=1.0, min_gap=2.0, jerk_max=8.0, b_emergency=8.0
     ),
 }
 
@@ -250,6 +257,11 @@ class KinematicWorld:
         self.fast = (
             True  # one scene: step in Python floats (icml26.envs.driving.scalar), same results
         )
+        # ScenePilot-v1 realism (icml26.envs.driving.realism); both off for v0
+        self.randomize = False
+        self.lights_on = False
+        self.rparams: dict[str, np.ndarray] | None = None
+        self.has_light = np.zeros(N, dtype=bool)
 
     @property
     def fast_path(self) -> bool:
@@ -310,6 +322,8 @@ class KinematicWorld:
                 self.scripted_speed[i, j] = a.scripted_speed if a.role == "scripted" else 0.0
             for j in range(N_BODIES):
                 self.a_max[i, j], self.b_max[i, j], self.v_max[i, j] = LIMITS[int(self.kind[i, j])]
+        if self.randomize or self.lights_on:
+            apply_reset(self, idx, rng)
         self.spawn_x[idx], self.spawn_y[idx] = self.x[idx], self.y[idx]
         self.vx[idx], self.vy[idx], self.ax[idx], self.ay[idx] = 0.0, 0.0, 0.0, 0.0
         self.frozen[idx] = False
@@ -436,6 +450,8 @@ class KinematicWorld:
         acc = np.where(close, -P.b_emergency, acc)
         if P.predict:
             acc = np.minimum(acc, self._predictive_brake())
+        if self.lights_on:
+            acc = np.minimum(acc, light_brake_batch(self))
         acc = np.clip(acc, -P.b_emergency, 3.5)
         return np.stack([acc, steer], axis=1)
 
@@ -603,6 +619,9 @@ class KinematicWorld:
             if self.ego_residual and ego_control is not None:
                 acc_e = acc_e + ego_control[:, 0] * EGO_RL_ACC
                 steer_e = steer_e + ego_control[:, 1] * EGO_RL_STEER
+        if self.planner.jerk_max > 0 and not (self.external_ego and not self.ego_residual):
+            prev, dj = self.last_ego_control[:, 0], self.planner.jerk_max * DT
+            acc_e = np.clip(acc_e, prev - dj, prev + dj)
         acc_e = np.clip(acc_e, -8.0, 3.5)
         steer_e = np.clip(steer_e, -MAX_STEER, MAX_STEER)
         self.last_ego_control = np.stack([acc_e, steer_e], axis=1)
