@@ -147,6 +147,85 @@ def cmd_run(a: argparse.Namespace) -> None:
             print(msg, flush=True)
 
 
+def cmd_transfer(a: argparse.Namespace) -> None:
+    """Adversaries trained on the kinematic backend, evaluated on kinematic and MetaDrive physics."""
+    import torch
+
+    from icml26.agents.driving.baselines import LCAgent
+    from icml26.agents.driving.pipeline import (
+        evaluate_transfer,
+        make_vector,
+        phi_phase,
+        train_adversary,
+    )
+    from icml26.protocol import Budget, derive_seed
+
+    cfg = json.loads((STORE / f"config_{a.planner}.json").read_text())
+    out: dict[str, Any] = {"episodes": a.episodes, "seed": a.seed, "rows": []}
+    for sc in [int(s) for s in a.scenarios.split(",")]:
+        phi, _ = phi_phase(
+            sc,
+            a.planner,
+            derive_seed(a.seed, "phi", sc),
+            cfg["phi_episodes"],
+            cfg["phi_test_episodes"],
+        )
+        s_adv = derive_seed(a.seed, "adversary", sc)
+        sp, st = train_adversary(
+            sc,
+            a.planner,
+            phi,
+            s_adv,
+            updates_per_k=cfg["updates_per_k"],
+            num_envs=cfg["num_envs"],
+            rollout_steps=cfg["rollout_steps"],
+        )
+        sp.args.deterministic = False
+        lc = LCAgent(num_envs=cfg["num_envs"])
+        lc.reset(s_adv)
+        venv = make_vector(cfg["num_envs"], sc, a.planner, phi=phi)
+        lc.learn(venv, Budget(env_steps=int(st["env_steps"])))
+        venv.close()
+        for name, ag in (("scenepilot-stoch", sp), ("lc", lc)):
+            for backend in ("kinematic", "metadrive"):
+                torch.manual_seed(a.seed)
+                rows = evaluate_transfer(
+                    ag, sc, a.planner, derive_seed(a.seed, "transfer", sc), a.episodes, backend
+                )
+                out["rows"].append(
+                    {
+                        "scenario": sc,
+                        "arm": name,
+                        "backend": backend,
+                        "collisions": [r["collision"] for r in rows],
+                    }
+                )
+                print(sc, name, backend, [r["collision"] for r in rows], flush=True)
+    (STORE / f"transfer_{a.planner}.json").write_text(json.dumps(out))
+
+
+def _transfer_lines(planner: str) -> list[str]:
+    p = STORE / f"transfer_{planner}.json"
+    if not p.exists():
+        return ["No transfer run (`experiments/driving.py transfer`) was found."]
+    t = json.loads(p.read_text())
+    lines = [
+        f"Seed {t['seed']}; {t['episodes']} episodes per scenario, arm and backend, the same reset seeds "
+        "on both backends (paired); policies trained on the kinematic backend only.",
+        "",
+        "| scenario | arm | kinematic collision rate [Wilson] | MetaDrive collision rate [Wilson] | episodes differing |",
+        "|---|---|---|---|---|",
+    ]
+    by = {(r["scenario"], r["arm"], r["backend"]): r["collisions"] for r in t["rows"]}
+    for sc, arm in sorted({(r["scenario"], r["arm"]) for r in t["rows"]}):
+        k, m = by[(sc, arm, "kinematic")], by[(sc, arm, "metadrive")]
+        diff = sum(x != y for x, y in zip(k, m))
+        lines.append(
+            f"| {sc} | {arm} | {_fmt_wilson(int(sum(k)), len(k))} | {_fmt_wilson(int(sum(m)), len(m))} | {diff} |"
+        )
+    return lines
+
+
 # ---------------------------------------------------------------------------- report
 
 
@@ -347,6 +426,12 @@ def cmd_report(a: argparse.Namespace) -> None:
         f"Mean wall time per unit (seed x scenario, both phases, three learners, five evaluations): "
         f"{np.mean([u['seconds'] for u in units]):.0f} s on the shared 2-core machine.",
     ]
+    lines += [
+        "",
+        "## Transfer: kinematic-trained adversaries on MetaDrive physics",
+        "",
+        *_transfer_lines(a.planner),
+    ]
     extra = ROOT / "results" / "driving-v1" / "extra.md"
     if extra.exists():
         lines += ["", extra.read_text().rstrip()]
@@ -371,6 +456,11 @@ def main() -> None:
     r.add_argument("--rollout-steps", type=int, default=16)
     r.add_argument("--workers", type=int, default=1)
     add_allow_dirty(r)
+    t = sub.add_parser("transfer")
+    t.add_argument("--planner", default="idm")
+    t.add_argument("--scenarios", default="5,6,7")
+    t.add_argument("--episodes", type=int, default=6)
+    t.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("report")
     p.add_argument("--planner", default="idm")
     add_allow_dirty(p)
@@ -378,6 +468,8 @@ def main() -> None:
     if a.cmd == "run":
         a.prov = provenance(allow_dirty=a.allow_dirty)
         cmd_run(a)
+    elif a.cmd == "transfer":
+        cmd_transfer(a)
     else:
         cmd_report(a)
 
