@@ -54,6 +54,9 @@ def unit(seed: int, scenario: int, cfg: dict[str, Any]) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     planner, t0 = cfg["planner"], time.time()
+    action = cfg.get("action", "speed")
+    ekw = {"action": action}
+    dim = 1 if action == "speed" else 2
     s_phi = derive_seed(seed, "phi", scenario)
     phi, phi_rep = phi_phase(
         scenario, planner, s_phi, cfg["phi_episodes"], cfg["phi_test_episodes"]
@@ -62,26 +65,29 @@ def unit(seed: int, scenario: int, cfg: dict[str, Any]) -> dict[str, Any]:
         updates_per_k=cfg["updates_per_k"],
         num_envs=cfg["num_envs"],
         rollout_steps=cfg["rollout_steps"],
+        env_kwargs=ekw,
+        lr=cfg.get("lr", 1e-4),
+        update_epochs=cfg.get("update_epochs", 1),
     )
     s_adv = derive_seed(seed, "adversary", scenario)
     sp, sp_stats = train_adversary(scenario, planner, phi, s_adv, risk_only=False, **common)
     pr, pr_stats = train_adversary(scenario, planner, phi, s_adv, risk_only=True, **common)
     lc = LCAgent(num_envs=cfg["num_envs"])
     lc.reset(s_adv)
-    venv = make_vector(cfg["num_envs"], scenario, planner, phi=phi)
+    venv = make_vector(cfg["num_envs"], scenario, planner, phi=phi, **ekw)
     lc.learn(venv, Budget(env_steps=int(sp_stats["env_steps"])))
     venv.close()
     k_final = float(sp_stats["final_k"])
     s_eval = derive_seed(seed, "eval", scenario)
     policies = {
-        "random": batched_policy("random", seed=derive_seed(seed, "random", scenario)),
-        "scripted": batched_policy("scripted"),
-        "lc": batched_policy("lc", lc),
+        "random": batched_policy("random", seed=derive_seed(seed, "random", scenario), dim=dim),
+        "scripted": batched_policy("scripted", dim=dim),
+        "lc": batched_policy("lc", lc, dim=dim),
         "ppo-risk": batched_policy("actor", pr),
         "scenepilot": batched_policy("actor", sp),
     }
     evals = {
-        arm: evaluate(pol, scenario, planner, s_eval, cfg["episodes"], k=k_final)
+        arm: evaluate(pol, scenario, planner, s_eval, cfg["episodes"], k=k_final, env_kwargs=ekw)
         for arm, pol in policies.items()
     }
     for name, ag in (("ppo-risk", pr), ("scenepilot", sp)):  # the policies as trained (sampling)
@@ -90,7 +96,13 @@ def unit(seed: int, scenario: int, cfg: dict[str, Any]) -> dict[str, Any]:
 
         _t.manual_seed(s_eval)
         evals[f"{name}-stoch"] = evaluate(
-            batched_policy("actor", ag), scenario, planner, s_eval, cfg["episodes"], k=k_final
+            batched_policy("actor", ag),
+            scenario,
+            planner,
+            s_eval,
+            cfg["episodes"],
+            k=k_final,
+            env_kwargs=ekw,
         )
     return {
         "seed": seed,
@@ -133,6 +145,9 @@ def cmd_run(a: argparse.Namespace) -> None:
         "updates_per_k": a.updates_per_k,
         "num_envs": a.num_envs,
         "rollout_steps": a.rollout_steps,
+        "action": a.action,
+        "lr": a.lr,
+        "update_epochs": a.update_epochs,
     }
     (STORE / f"config_{a.planner}.json").write_text(json.dumps({**cfg, "prov": a.prov}))
     scen = [int(s) for s in a.scenarios.split(",")]
@@ -393,7 +408,8 @@ def cmd_report(a: argparse.Namespace) -> None:
         f"one policy per scenario; the k curriculum [0, .02, .05, .09, .14, .2, .27, .35] walked once with equal spacing, "
         f"{cfg['updates_per_k']} updates per k of {cfg['num_envs']} x {cfg['rollout_steps']} steps "
         f"({8 * cfg['updates_per_k']} updates, {8 * cfg['updates_per_k'] * cfg['num_envs'] * cfg['rollout_steps']} env steps). "
-        "The release spaces k by 100 updates of 2048 steps; that is ~100x this budget and does not fit the shared 2-core CPU. "
+        f"Adversary action `{cfg.get('action', 'speed')}`, lr {cfg.get('lr', 1e-4)}, {cfg.get('update_epochs', 1)} epoch(s) per update "
+        "(the release: lr 1e-4, 1 epoch, 100 updates of 2048 steps per k; ~100x this budget, which does not fit the shared 2-core CPU). "
         "LC (learning-to-collide, REINFORCE over trigger distance and speed) gets the same env steps.",
         "3. Evaluation: learned policies act with their tanh mean (`ppo-risk`, `scenepilot`, the release's evaluation) and, as trained, by sampling (`*-stoch`); random = i.i.d. uniform actions; scripted = SafeBench's trigger-and-speed behaviour (nominal trigger distance); LC = its learned mean parameters.",
         "",
@@ -455,6 +471,9 @@ def main() -> None:
     r.add_argument("--num-envs", type=int, default=16)
     r.add_argument("--rollout-steps", type=int, default=16)
     r.add_argument("--workers", type=int, default=1)
+    r.add_argument("--action", default="acc_steer", choices=("speed", "acc_steer"))
+    r.add_argument("--lr", type=float, default=1e-3)
+    r.add_argument("--update-epochs", type=int, default=4)
     add_allow_dirty(r)
     t = sub.add_parser("transfer")
     t.add_argument("--planner", default="idm")

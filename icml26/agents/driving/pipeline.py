@@ -128,21 +128,21 @@ def train_adversary(
 
 
 class _Random:
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
+    def __init__(self, seed: int, dim: int = 1) -> None:
+        self.rng, self.dim = np.random.default_rng(seed), dim
 
     def start(self, n: int, scenario: int) -> None:
         self.n = n
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return self.rng.uniform(-1.0, 1.0, size=(len(obs), 1)).astype(np.float32)
+        return self.rng.uniform(-1.0, 1.0, size=(len(obs), self.dim)).astype(np.float32)
 
 
 class _Triggered:
     """Scripted (SafeBench's nominal trigger and speed) or LC (its learned mean parameters)."""
 
-    def __init__(self, z: np.ndarray | None = None) -> None:
-        self.z = z
+    def __init__(self, z: np.ndarray | None = None, dim: int = 1) -> None:
+        self.z, self.dim = z, dim
 
     def start(self, n: int, scenario: int) -> None:
         from icml26.envs.driving.scenarios import LAYOUTS
@@ -161,7 +161,7 @@ class _Triggered:
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         from icml26.agents.driving.baselines import LCAgent
 
-        a, self.trig = LCAgent._actions(obs, self.scen, self.zz, self.trig, 1)
+        a, self.trig = LCAgent._actions(obs, self.scen, self.zz, self.trig, self.dim)
         return a
 
 
@@ -176,14 +176,15 @@ class _Actor:
         return np.asarray(self.agent.act(obs), np.float32).reshape(len(obs), -1)
 
 
-def batched_policy(kind: str, agent: Any = None, seed: int = 0) -> Any:
-    """``random``, ``scripted``, ``lc`` (an LCAgent), or ``actor`` (a ScenePilotAgent)."""
+def batched_policy(kind: str, agent: Any = None, seed: int = 0, dim: int = 1) -> Any:
+    """``random``, ``scripted``, ``lc`` (an LCAgent), or ``actor`` (a ScenePilotAgent); ``dim`` is
+    the action size (1: target speed, 2: [acc, steer])."""
     if kind == "random":
-        return _Random(seed)
+        return _Random(seed, dim)
     if kind == "scripted":
-        return _Triggered()
+        return _Triggered(dim=dim)
     if kind == "lc":
-        return _Triggered(np.asarray(agent.mu))
+        return _Triggered(np.asarray(agent.mu), dim=dim)
     if kind == "actor":
         return _Actor(agent)
     raise ValueError(f"batched_policy: kind must be random, scripted, lc or actor, got {kind!r}")
