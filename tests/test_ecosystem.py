@@ -47,6 +47,7 @@ def _quiet_make(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
 EXPECTED_WRAPPERS: dict[str, list[type]] = {
     **{i: [NormalizedAction] for i in IDS if i.startswith("icml26/Boltzmann")},
     "icml26/WeatherRollout-v0": [NormalizedAction],
+    "icml26/ConstrainedOpt-v0": [NormalizedAction],
     "icml26/LoopReasoning-v0": [TokenizedText],
     "icml26/ReasoningGym-v0": [TokenizedText],
     "icml26/SpaCEInterference-v0": [FlattenDictSpaces],

@@ -122,6 +122,11 @@ class ConstrainedOptEnv(gym.Env):
     generator's (``seed`` is set by reset). ``record_time=True`` adds ``info["wall_time_s"]``
     (seconds since reset; off by default because it is not deterministic).
 
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``NormalizedAction``: ``Box(-1, 1)`` actions
+    mapped affinely onto ``env.unwrapped.action_bounds``, the instance's box ``[lb, ub]`` for ``x``
+    and ``[0, 1]`` for ``stop``.
+
     ## Version History
     * v0: initial version.
 
@@ -248,6 +253,13 @@ class ConstrainedOptEnv(gym.Env):
             f"{self.problem_name} n={self.n}: iterate {self._iterates}, f {s.get('objective', math.nan):.6g}, "
             f"violation {s.get('violation', math.nan):.2e}, gap {s.get('rel_gap', math.nan):.3e}"
         )
+
+    @property
+    def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Finite ``(low, high)`` of the action: the instance's box for ``x``, ``[0, 1]`` for ``stop``."""
+        low = np.append(self.problem.lb, 0.0)
+        high = np.append(self.problem.ub, 1.0)
+        return low, high
 
     def _check_action(self, action: Any) -> tuple[np.ndarray, bool]:
         try:
