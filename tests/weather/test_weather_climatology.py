@@ -36,7 +36,7 @@ def test_window_smooths_an_annual_harmonic_by_the_boxcar_factor() -> None:
     # x = cos(2 pi (doy - 1) / 366); a 61-bin circular boxcar over the 366 day-of-year bins
     # multiplies the harmonic by sin(61 pi / 366) / (61 sin(pi / 366)).
     arr, t = _series(
-        lambda t: np.cos(2 * np.pi * (t.dayofyear.to_numpy() - 1) / 366), years=(2000,)
+        lambda t: np.cos(2 * np.pi * (t.day_of_year.to_numpy() - 1) / 366), years=(2000,)
     )
     clim = Climatology.from_array(arr, t, ["t2m"])
     factor = np.sin(61 * np.pi / 366) / (61 * np.sin(np.pi / 366))
@@ -71,7 +71,9 @@ def test_quantile_thresholds_per_grid_point() -> None:
 
 def test_short_training_periods_fill_days_without_data_from_the_nearest_day() -> None:
     t = pd.date_range("2001-01-01", "2001-03-31T18", freq="6h")
-    arr = np.broadcast_to(t.dayofyear.to_numpy(dtype=float)[:, None, None, None], (t.size, 1, 1, 1))
+    arr = np.broadcast_to(
+        t.day_of_year.to_numpy(dtype=float)[:, None, None, None], (t.size, 1, 1, 1)
+    )
     clim = Climatology.from_array(arr, t, ["t2m"])
     assert np.isfinite(clim.values).all()
     # Day 200 (mid-July) is far from any sample: it takes the window mean of the nearest day with
