@@ -768,24 +768,27 @@ class ScenePilotVectorEnv(VectorEnv):
             "sigma": self.world.sigma_prev.copy(),
         }
 
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        space = self.action_space
+    _label = "ScenePilot-v0 vector env"  # names the env in the errors of _check_actions
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as a float array of the action space's shape, finite and in [-1, 1]."""
+        space, name = self.action_space, self._label
         try:
             a = np.asarray(actions, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(
-                f"ScenePilot-v0 vector env: expected actions in {space}, got {actions!r}"
-            ) from None
+            raise TypeError(f"{name}: expected actions in {space}, got {actions!r}") from None
         if a.shape != space.shape:
-            raise ValueError(
-                f"ScenePilot-v0 vector env: expected actions of shape {space.shape}, got {a.shape}"
-            )
+            raise ValueError(f"{name}: expected actions of shape {space.shape}, got {a.shape}")
         if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
-            raise ValueError("ScenePilot-v0 vector env: actions must be finite and in [-1, 1]")
+            raise ValueError(f"{name}: actions must be finite and in [-1, 1]")
         if self._autoreset.size != self.num_envs:
-            raise RuntimeError("ScenePilot-v0 vector env: call reset() before step()")
+            raise RuntimeError(f"{name}: call reset() before step()")
+        return a
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        a = self._check_actions(actions)
         w = self.world
         resetting = self._autoreset
         active = None

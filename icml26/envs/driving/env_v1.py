@@ -712,23 +712,10 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
         info["red_light"] = light_state(self.world)
         return obs, info
 
+    _label = "ScenePilot-v1 vector env"
+
     def _check_actions(self, actions: Any) -> np.ndarray:
-        space = self.action_space
-        try:
-            a = np.asarray(actions, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"ScenePilot-v1 vector env: expected actions in {space}, got {actions!r}"
-            ) from None
-        if a.shape != space.shape:
-            raise ValueError(
-                f"ScenePilot-v1 vector env: expected actions of shape {space.shape}, got {a.shape}"
-            )
-        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
-            raise ValueError("ScenePilot-v1 vector env: actions must be finite and in [-1, 1]")
-        if self._autoreset.size != self.num_envs:
-            raise RuntimeError("ScenePilot-v1 vector env: call reset() before step()")
-        return np.clip(a, -1.0, 1.0)
+        return np.clip(super()._check_actions(actions), -1.0, 1.0)
 
     def step(
         self, actions: Any
