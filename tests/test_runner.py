@@ -18,25 +18,11 @@ from icml26 import benchmarks
 from icml26.benchmarks.executors import LocalExecutor, ProcessExecutor
 from icml26.benchmarks.runner import TrialSpec, execute_trial
 from icml26.benchmarks.store import ResultsStore
-from icml26.protocol import Budget, Metric, Task
+from icml26.protocol import Budget
+from icml26.testing import tiny_point_reach_task
 
 # A one-episode variant of the tutorial task keeps these tests quick.
-QUICK = Task(
-    id="testing/quick-reach",
-    version=0,
-    family="tutorial",
-    env_id="icml26/PointReach-v0",
-    run_trial="icml26.benchmarks.generic:run_trial",
-    metrics=(
-        Metric("return", "max"),
-        Metric("success_rate", "max", 0, 1),
-        Metric("episode_length", "min"),
-    ),
-    primary_metric="return",
-    budget=Budget(),
-    seeds=(0, 1, 2),
-    eval_episodes=1,
-)
+QUICK = tiny_point_reach_task("testing/quick-reach", seeds=(0, 1, 2))
 benchmarks.register_task(QUICK)
 
 CRASH = "icml26.testing.faulty_agents:CrashingAgent"

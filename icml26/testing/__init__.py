@@ -184,9 +184,11 @@ def check_parallel_env_conformance(env_fn: Callable[[], Any], num_cycles: int = 
     parallel_seed_test(env_fn, num_cycles=num_cycles)
 
 
-def tiny_point_reach_task(task_id: str) -> Any:
-    """A two-seed, one-episode variant of ``tutorial/point-reach`` under ``task_id`` (no learning
-    budget) for tests that need a cheap registered task of their own."""
+def tiny_point_reach_task(
+    task_id: str, *, seeds: tuple[int, ...] = (0, 1), eval_episodes: int = 1
+) -> Any:
+    """A small variant of ``tutorial/point-reach`` under ``task_id`` (two seeds and one evaluation
+    episode by default, no learning budget) for tests that need a cheap task of their own."""
     from icml26.protocol import Budget, Metric, Task
 
     return Task(
@@ -202,6 +204,6 @@ def tiny_point_reach_task(task_id: str) -> Any:
         ),
         primary_metric="return",
         budget=Budget(),
-        seeds=(0, 1),
-        eval_episodes=1,
+        seeds=seeds,
+        eval_episodes=eval_episodes,
     )

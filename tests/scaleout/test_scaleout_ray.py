@@ -26,7 +26,7 @@ from icml26.benchmarks.executors import LocalExecutor, make_executor  # noqa: E4
 from icml26.benchmarks.ray_executor import RayExecutor  # noqa: E402
 from icml26.benchmarks.runner import TrialSpec  # noqa: E402
 from icml26.benchmarks.store import ResultsStore  # noqa: E402
-from icml26.protocol import Budget, Metric, Task  # noqa: E402
+from icml26.testing import tiny_point_reach_task  # noqa: E402
 
 TASK = "tutorial/point-reach"
 
@@ -164,22 +164,7 @@ def test_restarted_run_skips_finished_and_interrupted_run_loses_nothing(tmp_path
 
 def test_driver_registrations_reach_the_workers(tmp_path: Path) -> None:
     """A task and an agent name registered at run time in the driver work on Ray workers."""
-    quick = Task(
-        id="scaleout/quick-reach",
-        version=0,
-        family="tutorial",
-        env_id="icml26/PointReach-v0",
-        run_trial="icml26.benchmarks.generic:run_trial",
-        metrics=(
-            Metric("return", "max"),
-            Metric("success_rate", "max", 0, 1),
-            Metric("episode_length", "min"),
-        ),
-        primary_metric="return",
-        budget=Budget(),
-        seeds=(0,),
-        eval_episodes=2,
-    )
+    quick = tiny_point_reach_task("scaleout/quick-reach", seeds=(0,), eval_episodes=2)
     benchmarks.register_task(quick)
     agents.register("scaleout-pd", "icml26.agents.tutorial.pd:PDController", "tutorial")
     (r,) = RayExecutor(fresh_worker_per_trial=False).run(
