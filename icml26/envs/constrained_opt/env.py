@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from icml26.envs._checks import check_int_at_least, check_render_mode
 from icml26.envs.constrained_opt.problems import (
     FEAS_TOL,
     PROBLEMS,
@@ -150,16 +151,11 @@ class ConstrainedOptEnv(gym.Env):
         best_known_starts: int = 20,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"{ENV_NAME}: render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(ENV_NAME, render_mode, self.metadata["render_modes"])
         if problem not in PROBLEMS:
             raise ValueError(f"{ENV_NAME}: problem must be one of {PROBLEMS}, got {problem!r}")
         for name, v in (("max_iterates", max_iterates), ("best_known_starts", best_known_starts)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{ENV_NAME}: {name} must be an int >= 1, got {v!r}")
+            check_int_at_least(ENV_NAME, name, v)
         kw = dict(problem_kwargs or {})
         if "seed" in kw:
             raise ValueError(

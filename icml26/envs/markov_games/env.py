@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from icml26.envs._checks import check_render_mode
 from icml26.envs.markov_games.game import TabularMarkovGame, check_policy, sample_categorical
 from icml26.envs.markov_games.games import make_game
 
@@ -99,11 +100,7 @@ class ZeroSumMarkovGameEnv(gym.Env):
             raise ValueError(f"ZeroSumMarkovGame-v0: player must be 'max' or 'min', got {player!r}")
         self.player = player
         self._other = "min" if player == "max" else "max"
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"ZeroSumMarkovGame-v0: render_mode must be one of "
-                f"{self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
+        check_render_mode("ZeroSumMarkovGame-v0", render_mode, self.metadata["render_modes"])
         if game_kwargs is None and game == DEFAULT_GAME["name"]:
             game_kwargs = DEFAULT_GAME["kwargs"]
         self.game = make_game(game, **dict(game_kwargs or {}))

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from icml26.envs._checks import check_render_mode
 from icml26.envs.markov_games.game import TabularMarkovGame, sample_categorical
 from icml26.envs.markov_games.games import make_game
 
@@ -78,11 +79,7 @@ class ZeroSumMarkovGameParallelEnv(ParallelEnv):
         game_kwargs: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"zero_sum_markov_game_v0: render_mode must be one of "
-                f"{self.metadata['render_modes']} or None, got {render_mode!r}"
-            )
+        check_render_mode("zero_sum_markov_game_v0", render_mode, self.metadata["render_modes"])
         self.game = make_game(game, **dict(game_kwargs or {}))
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)

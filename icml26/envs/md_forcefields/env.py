@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from icml26.envs._checks import check_int_at_least, check_render_mode
 from icml26.envs.md_forcefields.systems import (
     ACCEL,
     KB_KCAL,
@@ -86,10 +87,7 @@ class MDForceFieldEnv(gym.Env):
         max_force: float = 1e4,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"{ENV_NAME}: render_mode must be one of ['ansi'] or None, got {render_mode!r}"
-            )
+        check_render_mode(ENV_NAME, render_mode, self.metadata["render_modes"])
         for name, v in (
             ("temperature", temperature),
             ("timestep_fs", timestep_fs),
@@ -105,12 +103,7 @@ class MDForceFieldEnv(gym.Env):
                 raise ValueError(f"{ENV_NAME}: {name} must be a finite number > 0, got {v!r}")
         if not isinstance(friction_per_ps, (int, float)) or friction_per_ps < 0:
             raise ValueError(f"{ENV_NAME}: friction_per_ps must be >= 0, got {friction_per_ps!r}")
-        if (
-            isinstance(max_steps, bool)
-            or not isinstance(max_steps, (int, np.integer))
-            or max_steps < 1
-        ):
-            raise ValueError(f"{ENV_NAME}: max_steps must be an int >= 1, got {max_steps!r}")
+        check_int_at_least(ENV_NAME, "max_steps", max_steps)
         self.system_name, self.temperature = system, float(temperature)
         self.dt, self.gamma = float(timestep_fs), float(friction_per_ps) / 1000.0  # per fs
         self.max_steps, self.bond_tol, self.max_force = (

@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from icml26.envs._checks import check_int_at_least, check_render_mode
 from icml26.envs.minmax_vi.problems import NOISE_MODELS, VIProblem, make_problem
 
 ENV_NAME = "StochasticVI-v0"
@@ -81,11 +82,7 @@ class StochasticVIEnv(gym.Env):
         divergence_radius: float = 1e6,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"{ENV_NAME}: render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(ENV_NAME, render_mode, self.metadata["render_modes"])
         if noise not in NOISE_MODELS:
             raise ValueError(f"{ENV_NAME}: noise must be one of {NOISE_MODELS}, got {noise!r}")
         for name, v in (("sigma0", sigma0), ("sigma1", sigma1)):
@@ -97,8 +94,7 @@ class StochasticVIEnv(gym.Env):
             ):
                 raise ValueError(f"{ENV_NAME}: {name} must be a finite number >= 0, got {v!r}")
         for name, iv in (("oracle_budget", oracle_budget), ("max_batch", max_batch)):
-            if isinstance(iv, bool) or not isinstance(iv, (int, np.integer)) or iv < 1:
-                raise ValueError(f"{ENV_NAME}: {name} must be an int >= 1, got {iv!r}")
+            check_int_at_least(ENV_NAME, name, iv)
         if not (isinstance(divergence_radius, (int, float)) and divergence_radius > 0):
             raise ValueError(
                 f"{ENV_NAME}: divergence_radius must be > 0, got {divergence_radius!r}"

@@ -9,6 +9,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from icml26.envs._checks import check_render_mode
+
 ARENA = 2.0  # half-width of the square arena, metres
 DT = 0.1  # integration step, seconds
 MAX_ACCEL = 2.0  # acceleration at |action| = 1, m/s^2
@@ -70,11 +72,7 @@ class PointReachEnv(gym.Env):
     }
 
     def __init__(self, render_mode: str | None = None) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"PointReach-v0: render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode("PointReach-v0", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         vmax = MAX_ACCEL / DRAG
