@@ -188,6 +188,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_agent(args.agent, kwargs)  # every usage mistake fails here, before any trial
     _check_bundle_source(args)
     specs = benchmarks.trials_for(task, args.agent, seeds, kwargs)
+    return _run_specs(specs, args)
+
+
+def _run_specs(specs: list[Any], args: argparse.Namespace) -> int:
+    """Run the trials with the executor options of ``run``/``bench`` and report them."""
+    from icml26 import benchmarks
+
     results = benchmarks.run(
         specs,
         store=_store_arg(args),
@@ -227,16 +234,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             specs.extend(benchmarks.trials_for(task, agent, seeds, kw))
     print(f"suite {args.suite!r}: {len(specs)} trials", file=sys.stderr)
     _cwd_importable()
-    results = benchmarks.run(
-        specs,
-        store=_store_arg(args),
-        executor=args.executor,
-        workers=args.workers,
-        rerun=args.rerun,
-        executor_options=_executor_options(args),
-        trial_timeout=args.trial_timeout,
-    )
-    return _finish(results, args)
+    return _run_specs(specs, args)
 
 
 def cmd_results(args: argparse.Namespace) -> int:

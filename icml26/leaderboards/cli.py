@@ -360,6 +360,18 @@ def add_parser(sub: Any) -> None:
             "(default: $ICML26_LEADERBOARD or results/leaderboard.db)",
         )
 
+    def ranking_opts(p: argparse.ArgumentParser) -> None:
+        """Options of the commands that rank entries (show, render)."""
+        p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
+        p.add_argument(
+            "--reference",
+            choices=["auto", "yes", "no"],
+            default="auto",
+            help="add the shipped reference entries (the suite's own runs, verified by re-run) "
+            "to the store first; auto (default): only for the default store",
+        )
+        store_opt(p)
+
     p = lsub.add_parser("submit", help="validate a bundle and store it (locally or on a server)")
     p.add_argument("file", help="submission bundle (JSON) from `icml26 run/bench --out`")
     store_opt(p)
@@ -411,15 +423,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", help="only this task id (or id@vN)")
     p.add_argument("--entry", type=int, help="show one entry's provenance and history")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument(
-        "--reference",
-        choices=["auto", "yes", "no"],
-        default="auto",
-        help="add the shipped reference entries (the suite's own runs, verified by re-run) "
-        "to the store first; auto (default): only for the default store",
-    )
-    store_opt(p)
+    ranking_opts(p)
     p.set_defaults(func=cmd_show)
 
     p = lsub.add_parser("render", help="write the static site (opens from disk)")
@@ -427,15 +431,7 @@ def add_parser(sub: Any) -> None:
         "--out", required=True, help="output directory (new, empty or a previous render)"
     )
     p.add_argument("--title", default="icml26-gym leaderboard")
-    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument(
-        "--reference",
-        choices=["auto", "yes", "no"],
-        default="auto",
-        help="add the shipped reference entries (the suite's own runs, verified by re-run) "
-        "to the store first; auto (default): only for the default store",
-    )
-    store_opt(p)
+    ranking_opts(p)
     p.set_defaults(func=cmd_render)
 
     p = lsub.add_parser("serve", help="serve the pages and the JSON/submission API (uvicorn)")
