@@ -71,3 +71,63 @@ def test_transfer_to_metadrive_if_installed() -> None:
     agent.reset(0)
     rows = evaluate_transfer(agent, 5, "idm", seed=0, episodes=1, backend="metadrive")
     assert len(rows) == 1
+
+
+def test_per_scene_policy_sees_each_scenes_drawn_parameters() -> None:
+    from icml26.envs.driving.env_v1 import scripted_adversary_v1
+
+    seen: list[tuple[int, dict[str, float]]] = []
+
+    def fn(obs, scenario, triggered, params, dim):  # type: ignore[no-untyped-def]
+        seen.append((scenario, params))
+        return scripted_adversary_v1(obs, scenario, triggered, params, dim)
+
+    pol = batched_policy("per-scene", fn, dim=2)
+    rows = evaluate(pol, 5, "idm", seed=4, episodes=6, env_kwargs={"action": "acc_steer"})
+    assert len(rows) == 6
+    first = seen[:6]  # the first step: one call per scene, with that scene's own draw
+    assert all(sc == 5 for sc, _ in first)
+    shifts = [p["trigger_scale"] for _, p in first]
+    assert len(set(shifts)) == 6  # randomized per scene
+    # the drawn scripted actor collides sometimes, and the same seed gives the same episodes
+    again = evaluate(
+        batched_policy("per-scene", scripted_adversary_v1, dim=2),
+        5,
+        "idm",
+        seed=4,
+        episodes=6,
+        env_kwargs={"action": "acc_steer"},
+    )
+    assert [r["collision"] for r in again] == [r["collision"] for r in rows]
+
+
+def test_env_version_selection() -> None:
+    from icml26.agents.driving.pipeline import env_version, set_env_version
+
+    assert env_version() == "v1"
+    with pytest.raises(ValueError, match="version"):
+        set_env_version("v9")
+
+
+def test_single_v1_v2_envs_train_on_their_native_vector_twin() -> None:
+    import gymnasium as gym
+
+    from icml26.agents.driving.scenepilot import make_training_vector_env
+    from icml26.envs.driving.env_v1 import ScenePilotV1VectorEnv
+    from icml26.envs.driving.env_v2 import ScenePilotV2VectorEnv
+    from icml26.protocol import Budget
+
+    env2 = gym.make("icml26/ScenePilot-v2", scenario=[5, 7], action="acc_steer", phi="ttc")
+    vec2 = make_training_vector_env(env2, 4)
+    assert type(vec2) is ScenePilotV2VectorEnv and vec2.num_envs == 4
+    assert vec2.sigma_mode == env2.unwrapped.sigma_mode and vec2.phi_learner is None
+    assert list(vec2.scenarios) == [5, 7]
+    env1 = gym.make("icml26/ScenePilot-v1", scenario=5, ego="cautious")
+    vec1 = make_training_vector_env(env1, 3)
+    assert type(vec1) is ScenePilotV1VectorEnv and vec1.world.planner_name == "cautious"
+    # the env's Phi is the one trained
+    assert vec1.phi_learner.net is env1.unwrapped.phi_learner.net
+    agent = ScenePilotAgent(num_envs=4, rollout_steps=4, minibatch_size=16)
+    agent.reset(0)
+    st = agent.learn(env2, Budget(env_steps=2 * 4 * 4))
+    assert st["updates"] == 2 and st["env_steps"] == 32

@@ -11,7 +11,9 @@ The v1 protocol of the release (per scenario): :mod:`~icml26.agents.driving.phi_
 own phase (states labelled "ego collision within the next 2 s", trained to convergence, frozen,
 AUROC on held-out episodes); :mod:`~icml26.agents.driving.pipeline` runs it, trains one adversary per
 scenario with the k curriculum walked once, and evaluates adversaries on the same randomized
-episodes (collision, pre-collision minimum sigma, boundary band, red lights).
+episodes (collision, pre-collision minimum sigma, boundary band, red lights);
+:mod:`~icml26.agents.driving.defense` is the defense phase (a residual PPO on the ego planner,
+fine-tuned against a trained adversary in a batched v1/v2 vector env).
 
 Adversary agents read ``info["scenario"]`` in ``act(observation, info)`` when their behaviour
 depends on the scenario (scripted, LC). ``ScenePilotAgent.save(path)`` writes a policy that

@@ -132,7 +132,7 @@ class _SingleAsVector:
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         obs, r, term, trunc, info = self.env.step(actions[0])
-        out = {
+        out: dict[str, Any] = {
             "sigma_t": np.array([info["sigma_t"]]),
             "sigma_tp1": np.array([info["sigma_tp1"]]),
             "collision": np.array([info["collision"]]),
@@ -148,8 +148,8 @@ class _SingleAsVector:
 
 
 def make_training_vector_env(env: Any, num_envs: int) -> Any:
-    """The native batched vector env matching ``env`` (a ScenePilot-v0 env with a named planner), or
-    ``env`` itself seen as a vector of one when it cannot be batched (a custom ego policy)."""
+    """The native batched vector env matching ``env`` (a ScenePilot-v0, -v1 or -v2 env with a named
+    planner), or ``env`` itself seen as a vector of one when it cannot be batched (a custom ego policy)."""
     from gymnasium.vector import VectorEnv
 
     from icml26.envs.driving.env import ScenePilotEnv, ScenePilotVectorEnv
@@ -176,7 +176,48 @@ def make_training_vector_env(env: Any, num_envs: int) -> Any:
             feasibility_threshold=base.feasibility_threshold,
             max_steps=w.max_steps,
         )
-    return _SingleAsVector(env)
+    vec = _v1_vector_twin(base, num_envs)
+    return vec if vec is not None else _SingleAsVector(env)
+
+
+def _v1_vector_twin(base: Any, num_envs: int) -> Any:
+    """The native vector env (v1 or v2) matching a single ``ScenePilot-v1``/``-v2`` env with a named
+    planner on the kinematic backend, or None. A learned Phi is shared: its network goes to the
+    vector env's learner (frozen ones stay frozen), so ``env.save_phi`` saves what was trained."""
+    try:
+        from icml26.envs.driving.env_v1 import ScenePilotV1Env, ScenePilotV1VectorEnv
+    except ImportError:  # pragma: no cover - v1 absent
+        return None
+    if not (
+        isinstance(base, ScenePilotV1Env)
+        and isinstance(base.ego_name, str)
+        and base.world.planner_name != "external"
+        and base.backend == "kinematic"
+    ):
+        return None
+    cls: Any = ScenePilotV1VectorEnv
+    try:
+        from icml26.envs.driving.env_v2 import ScenePilotV2Env, ScenePilotV2VectorEnv
+
+        if isinstance(base, ScenePilotV2Env):
+            cls = ScenePilotV2VectorEnv
+    except ImportError:  # pragma: no cover - v2 absent
+        pass
+    w = base.world
+    return cls(
+        num_envs=num_envs,
+        scenario=list(base.scenarios),
+        ego=w.planner_name,
+        action=base.action_mode,
+        reward=base.reward_mode,
+        sigma=base.sigma_mode,
+        phi="ttc" if base.phi_learner is None else base.phi_learner.net,
+        collision_bonus=base.collision_bonus,
+        randomize=w.randomize,
+        traffic_lights=w.lights_on,
+        feasibility_threshold=base.feasibility_threshold,
+        max_steps=w.max_steps,
+    )
 
 
 class ScenePilotAgent:
