@@ -2,6 +2,8 @@
 
     python experiments/weather.py run        # trains and scores every arm (resumable)
     python experiments/weather.py report     # writes docs/results/weather.md and the figures
+    python experiments/weather.py qg-scan    # persistence and jet share of other QG settings
+    python experiments/weather.py probe      # off-task: EMFormer with 4x the update budget
 
 Every arm goes through the registered task's own ``run_trial`` (icml26.benchmarks.tasks.weather):
 the task's env, training period, ``Budget`` and ``eval_episodes`` initializations, nothing else.
@@ -9,7 +11,10 @@ Learned arms are trained with seeds ``SEEDS``; the deterministic baselines run o
 95% percentile intervals of a two-level bootstrap that resamples training seeds and
 initialization times, the same initializations for every arm (paired). The ablation claims and
 the long-range claim are tested with the same paired bootstrap and Holm-corrected.
-The EMFormer arm also runs an input-perturbation ensemble (CRPS, spread-skill ratio).
+The EMFormer arm also runs an input-perturbation ensemble (CRPS, spread-skill ratio). The
+nonlinearity check compares the nonlinear forecasters (EMFormer, the per-lead quadratic
+regression) with the best linear one (iterated local ridge or the per-lead direct linear
+regression, whichever is better on the held-out year) at 3 and 5 days.
 Every (arm, seed) result is saved under results/weather/ and reused on the next run.
 """
 
@@ -44,10 +49,13 @@ def _out(task: str) -> Path:
 
 
 OUT = _out(TASK)
-SEEDS = (0, 1, 2, 3, 4)
+SEEDS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 N_BOOT = 2000
 ENSEMBLE = {"members": 6, "noise": 0.05}  # input perturbation, fraction of the anomaly std
 FT = {"finetune_lengths": (2, 4, 8)}
+QUAD: dict[str, Any] = {"quadratic": 16, "n_eofs": (16, 32, 64, 128, 256)}
+LINEAR_ARMS = ("ridge", "linear-direct")  # the linear forecasters of the nonlinearity check
+NONLINEAR_ARMS = ("emformer", "quadratic-direct")
 
 
 def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
@@ -60,6 +68,8 @@ def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
         "climatology": ("weather-climatology", {}, False),
         "damped-persistence": ("weather-damped-persistence", {}, False),
         "ridge": ("weather-ridge", {}, False),
+        "linear-direct": ("weather-linear-direct", {}, False),
+        "quadratic-direct": ("weather-quadratic-direct", QUAD, False),
         "resnet": ("weather-resnet", {"updates": updates}, True),
         "emformer": ("emformer", emf, True),
         "emformer-no-multiscale": ("emformer", {**emf, "multiscale": False}, True),
@@ -72,6 +82,16 @@ def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
     }
 
 
+EARLIER_RUNS = (
+    "seeds 0-4 of every learned arm and the persistence, climatology, damped-persistence and "
+    "ridge runs come from the previous snapshot of this page (commit 386f53c); EMFormer seeds "
+    "5-9 from snapshot commit 1c8e2ae; linear-direct, quadratic-direct and the QG scan from "
+    "snapshot commit eac6fe3; seeds 5-9 of the three EMFormer ablations (those that finished) "
+    "and the convergence probe from snapshot commit 1280b65, ResNet seeds 5-9 from snapshot "
+    "commit 25d3aaf (both the same code as this commit but for the report's text)."
+)
+BASES = ("linear-direct", "ridge", "resnet", "persistence", "climatology")
+NONLINEAR_DAYS = (3, 5)
 ABLATIONS = (
     ("multi-scale convolution", "emformer-no-multiscale"),
     ("accumulative context fine-tuning", "emformer-no-finetune"),
@@ -152,6 +172,79 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
     return res
 
 
+PROBE_FACTOR = 4  # the off-task convergence probe trains EMFormer with 4x the task's budget
+
+
+def cmd_probe(seed: int = 0) -> None:
+    """Off-task convergence probe: EMFormer with PROBE_FACTOR x the task's update budget (same
+    split into one-step and fine-tuning updates), scored through the task's ``run_trial`` with
+    only the budget replaced. Not a result on the registered task."""
+    import dataclasses
+
+    import torch
+
+    from icml26 import agents
+    from icml26.benchmarks.tasks.weather import run_trial
+    from icml26.protocol import Budget
+
+    torch.set_num_threads(1)
+    task = _task()
+    updates = int(task.budget.updates) * PROBE_FACTOR
+    probe = dataclasses.replace(task, budget=Budget(updates=updates))
+    _, kwargs, _ = _arms(updates)["emformer"]
+    agent = agents.make("emformer", **{**kwargs, "progress": False})
+    agent.reset(seed)
+    t0 = time.monotonic()
+    out = run_trial(probe, agent, seed)
+    r = {
+        "arm": f"emformer-{updates}",
+        "seed": seed,
+        "updates": updates,
+        "kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()},
+        "extra": out.extra,
+        "wall_s": time.monotonic() - t0,
+    }
+    path = OUT / "probe" / f"emformer-{updates}_s{seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(r))
+    print(f"wrote {path} ({r['wall_s']:.0f} s)")
+
+
+def _probe_section(w: list[str], res: dict[str, Any], days: list[int], chans: list[str]) -> None:
+    probes = sorted((OUT / "probe").glob("*.json")) if (OUT / "probe").exists() else []
+    if not probes:
+        return
+    rows: list[tuple[str, np.ndarray, str]] = []
+    for p in probes:
+        r = json.loads(p.read_text())
+        seed = r["seed"]
+        base = [x for x in res.get("emformer", []) if x["seed"] == seed]
+        if base:
+            rows.append((f"emformer, task budget (seed {seed})", _cube(base, "mse")[0], ""))
+        curve = r["extra"].get("learn", {}).get("curve", [])
+        last = f"{curve[-1]['loss']:.4f} at update {curve[-1]['update']}" if curve else "-"
+        rows.append(
+            (f"{r['arm']} ({r['updates']} updates, seed {seed})", _cube([r], "mse")[0], last)
+        )
+    for a in ("linear-direct", "persistence"):
+        if a in res:
+            rows.append((a, _cube(res[a], "mse")[0], ""))
+    w += [
+        "",
+        "## Off-task convergence probe",
+        "",
+        f"EMFormer trained with {PROBE_FACTOR} x the task's update budget "
+        "(`python experiments/weather.py probe`; the same initializations and scoring, only the "
+        f"budget replaced; one seed, so no interval). {chans[0]} RMSE by lead:",
+        "",
+        "| forecaster | " + " | ".join(f"{d} d" for d in days) + " | last training loss |",
+        "|---|" + "---|" * (len(days) + 1),
+    ]
+    for name, cube, last in rows:
+        cells = [f"{np.sqrt(np.nanmean(cube[:, i, 0])):.4g}" for i in range(len(days))]
+        w.append(f"| {name} | " + " | ".join(cells) + f" | {last or '-'} |")
+
+
 def _job(job: tuple[str, int]) -> str:
     name, seed = job
     path = OUT / f"{name}_s{seed}.json"
@@ -186,7 +279,7 @@ def cmd_run(names: list[str], seeds: tuple[int, ...], workers: int = 1) -> None:
 # ---------------------------------------------------------------------------- statistics
 def _load() -> dict[str, list[dict[str, Any]]]:
     res: dict[str, list[dict[str, Any]]] = {}
-    for p in sorted(OUT.glob("*_s*.json")):
+    for p in sorted(OUT.glob("*_s[0-9]*.json")):
         r = json.loads(p.read_text())
         if r.get("task") == TASK:
             res.setdefault(r["arm"], []).append(r)
@@ -266,16 +359,33 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         f"{task.budget.updates} gradient updates per learned forecaster; "
         f"{task.eval_episodes} initializations. Every arm ran through the task's own "
         "`run_trial`, so these are the registered task's numbers.",
-        f"Learned arms: training seeds {list(SEEDS)}; deterministic baselines once. "
-        "Intervals: 95% percentile intervals of a two-level bootstrap "
-        f"({N_BOOT} replicates) over training seeds and initialization times, paired: the same "
-        "resampled initializations for every arm. Units: z in m^2/s^2, winds in m/s.",
+        "Learned arms: training seeds "
+        + ", ".join(f"{a} {sorted(r['seed'] for r in res[a])}" for a in order if _arms(1)[a][2])
+        + "; deterministic baselines once. Intervals: 95% percentile intervals of a two-level "
+        f"bootstrap ({N_BOOT} replicates) over training seeds and initialization times, paired: "
+        "the same resampled initializations for every arm. Units: z in m^2/s^2, winds in m/s.",
         "",
-        f"Seeds: {sorted({len(res[a]) for a in order if _arms(1)[a][2]})} training seeds per "
-        f"learned arm (the task has {len(task.seeds)} public seeds), fewer than the protocol's "
-        "10 for a headline claim: the run shared 2 CPU cores with six other jobs (about a "
-        "tenth of a core per process). Read every 'not detectable' as 'not detectable at this "
-        "n and budget'.",
+        "Result files: "
+        + EARLIER_RUNS
+        + " The forecaster, env and task code those runs executed is identical to this "
+        "commit's (`git diff 386f53c HEAD -- icml26/envs/weather icml26/agents/weather "
+        "icml26/benchmarks/tasks/weather.py icml26/benchmarks/generic.py` only adds `icml26/agents/weather/linear.py`, its two "
+        "registrations and a comment); every (arm, seed) file is reused by `run` as a cache.",
+        "",
+        "Seeds: the protocol asks for 10 seeds for a headline claim. "
+        + (
+            "Fewer than 10: "
+            + ", ".join(few)
+            + ", for CPU reasons: a learned seed costs 4-9 minutes end to end on the 2 CPU "
+            "cores this run shared with four other jobs. "
+            if (
+                few := [
+                    f"{a} ({len(res[a])})" for a in order if _arms(1)[a][2] and len(res[a]) < 10
+                ]
+            )
+            else "Every learned arm has 10. "
+        )
+        + "Read every 'not detectable' as 'not detectable at this n and budget'.",
         "",
         "Data: the two-layer quasi-geostrophic source (`icml26.envs.weather.qg`, deterministic "
         "baroclinic turbulence) at its defaults. Channels: z250, z750 (geopotential), u250, "
@@ -284,8 +394,13 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         "files (the `era5` source maps t2m, u10/v10, msl and q700 when a file has them). "
         "The linear synthetic sphere stays as the smoke task `weather/sphere-quick`.",
         "",
-        "Nonlinearity check: the rows 'nonlinear check' in the claims table compare the "
-        "one-step-trained ResNet with local-patch ridge regression on the held-out year.",
+        "Linear and nonlinear references: `ridge` is local-patch ridge regression iterated "
+        "6 hours at a time; `linear-direct` (`weather-linear-direct`) regresses the whole state "
+        "at each lead directly on the last two states in EOF space (one ridge map per lead, "
+        "EOF count and penalty chosen per lead on the last 20% of the training years), the "
+        "best linear predictor of each lead; `quadratic-direct` is the same per-lead regression "
+        f"plus the products of the leading {QUAD['quadratic']} PCs (a stable nonlinear "
+        "forecaster that needs no gradient updates).",
         "",
     ]
     # --- per-lead RMSE / ACC tables
@@ -314,6 +429,10 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     _claims(w, res, mse, acc, boot, days, chans, holm)
     _probabilistic(w, res, chans)
     _spectra(w, res, order, days, chans)
+    _probe_section(w, res, days, chans)
+    _data_diagnostics(w, task)
+    _qg_scan(w)
+    _convergence(w, res, order, task)
     w += [
         "",
         "## Training details",
@@ -369,7 +488,7 @@ def _claims(
                 rows.append(
                     (f"{label} helps ({chans[c_i]} RMSE {d} d; {abl} minus emformer)", pt, reps)
                 )
-        for base in ("ridge", "resnet", "persistence", "climatology"):
+        for base in BASES:
             if "emformer" in mse and base in mse:
                 pt, reps = _diff(mse, boot, "emformer", base, d_i, c_i)
                 rows.append(
@@ -379,17 +498,7 @@ def _claims(
                         reps,
                     )
                 )
-    if "resnet" in mse and "ridge" in mse:
-        for d in (1, 3, 5):
-            if d in days:
-                pt, reps = _diff(mse, boot, "resnet", "ridge", days.index(d), c_i)
-                rows.append(
-                    (
-                        f"nonlinear check: ResNet beats ridge ({chans[c_i]} RMSE {d} d; ridge minus resnet)",
-                        pt,
-                        reps,
-                    )
-                )
+    rows += _nonlinear_rows(mse, boot, days, chans)
     verdicts: dict[str, str] = {}
     p = [_p_two_sided(r) for _, _, r in rows]
     padj = holm(p) if p else []
@@ -411,7 +520,99 @@ def _claims(
         )
         w.append(f"| {label} | {pt:.4g} | [{lo:.4g}, {hi:.4g}] | {pr:.3g} | {pa:.3g} | {verdict} |")
         verdicts[label] = verdict
+    rm1 = (
+        {a: float(np.sqrt(np.nanmean(x[:, :, days.index(1), 0]))) for a, x in mse.items()}
+        if 1 in days
+        else {}
+    )
+    _nonlinear_verdict(w, verdicts, rm1)
     _long_range_verdict(w, verdicts, mse, days, chans)
+
+
+def _nonlinear_rows(
+    mse: dict[str, np.ndarray], boot: Boot, days: list[int], chans: list[str]
+) -> list[tuple[str, float, np.ndarray]]:
+    """Each nonlinear forecaster against the best linear one at 3 and 5 days. 'Best' is chosen
+    on the held-out year itself, per lead (this favours the linear side)."""
+    rows = []
+    for d in NONLINEAR_DAYS:
+        if d not in days:
+            continue
+        d_i = days.index(d)
+        lins = [a for a in LINEAR_ARMS if a in mse]
+        if not lins:
+            continue
+        lin = min(lins, key=lambda a: float(np.nanmean(mse[a][:, :, d_i, 0])))
+        for nl in NONLINEAR_ARMS:
+            if nl in mse:
+                pt, reps = _diff(mse, boot, nl, lin, d_i, 0)
+                rows.append(
+                    (
+                        f"nonlinear check: {nl} beats the best linear model, {lin} "
+                        f"({chans[0]} RMSE {d} d; {lin} minus {nl})",
+                        pt,
+                        reps,
+                    )
+                )
+    return rows
+
+
+def _nonlinear_verdict(w: list[str], verdicts: dict[str, str], rm1: dict[str, float]) -> None:
+    """The nonlinearity check passes for a forecaster that beats the best linear one at every
+    lead of NONLINEAR_DAYS (Holm, 5%)."""
+    by_arm: dict[str, list[str]] = {}
+    for label, v in verdicts.items():
+        if label.startswith("nonlinear check: "):
+            by_arm.setdefault(label.split()[2], []).append(v)
+    if not by_arm:
+        return
+    passed = [a for a, vs in by_arm.items() if vs and all(v == "supported" for v in vs)]
+    lost = [a for a, vs in by_arm.items() if any(v == "contradicted" for v in vs)]
+    days = " and ".join(f"{d}" for d in NONLINEAR_DAYS)
+    w += [
+        "",
+        f"**Nonlinearity check** (a nonlinear forecaster must beat the best linear one at {days} "
+        "days on the held-out year, Holm-corrected paired intervals excluding 0): "
+        + (
+            f"passes ({', '.join(passed)})."
+            if passed
+            else "fails: no nonlinear forecaster beats the best linear one at every lead."
+        )
+        + (
+            f" The best linear forecaster is significantly better than {', '.join(lost)} "
+            "at some of these leads."
+            if lost
+            else ""
+        ),
+    ]
+    if not passed:
+        nets = [a for a in ("resnet", "emformer") if a in rm1]
+        lin1 = rm1.get("linear-direct", float("nan"))
+        worse = [a for a in nets if rm1[a] > lin1]
+        w[-1] += (
+            " So this task, at this budget, cannot attribute any forecaster's skill to "
+            "nonlinear dynamics: a linear map fitted per lead is the better forecaster, and the "
+            "EMFormer-versus-baseline rows above compare EMFormer with weaker references only."
+        )
+        if worse:
+            w[-1] += (
+                " The networks are not converged: a network can represent a linear map, yet at "
+                "1 day "
+                + ", ".join(f"{a} ({rm1[a]:.4g})" for a in worse)
+                + f" are worse than linear-direct ({lin1:.4g}); see the convergence section."
+            )
+        if "quadratic-direct" in by_arm:
+            w[-1] += (
+                " The quadratic regression, which contains the linear one (its quadratic terms "
+                "have their own penalty, chosen per lead on the last training months), does not "
+                "pass either (rows above)."
+            )
+        w[-1] += (
+            " The data section shows the other cause: the QG flow at its defaults is dominated "
+            "by slowly varying zonal jets and regular travelling waves, which linear maps "
+            "forecast well. A headline task that can show the effect needs a larger training "
+            "budget and a more turbulent flow (a new task version, not registered yet)."
+        )
 
 
 def _long_range_verdict(
@@ -427,11 +628,12 @@ def _long_range_verdict(
     d_i = days.index(10)
     rm = {a: float(np.sqrt(np.nanmean(x[:, :, d_i, 0]))) for a, x in mse.items()}
     best = min((a for a in rm if a != "emformer" and not a.startswith("emformer")), key=rm.get)
-    beats = [
-        b
-        for b in ("ridge", "resnet", "persistence", "climatology")
-        if verdicts.get(f"EMFormer beats {b} ({chans[0]} RMSE 10 d; {b} minus emformer)")
-        == "supported"
+    label = f"EMFormer beats {{}} ({chans[0]} RMSE 10 d; {{}} minus emformer)"
+    beats = [b for b in BASES if verdicts.get(label.format(b, b)) == "supported"]
+    not_beaten = [
+        f"{b} ({rm[b]:.4g}; {verdicts[label.format(b, b)]})"
+        for b in BASES
+        if b in rm and label.format(b, b) in verdicts and b not in beats
     ]
     w += [
         "",
@@ -446,18 +648,15 @@ def _long_range_verdict(
         + (
             "; it does not beat climatology, so on this data it has no 10-day skill."
             if "climatology" not in beats
-            else "; it beats climatology, so it keeps skill at 10 days."
+            else "; it beats climatology, so it keeps some skill at 10 days."
+        )
+        + (
+            f" Not beaten at 10 days: {', '.join(not_beaten)}; so the claim of better 10-day "
+            "accuracy does not hold on this task at this budget."
+            if not_beaten
+            else " It beats every baseline at 10 days."
         ),
     ]
-    if "persistence" in rm and "persistence" not in beats:
-        w[-1] += (
-            f" But persistence ({rm['persistence']:.4g}) is not beaten at 10 days "
-            f"({verdicts.get(f'EMFormer beats persistence ({chans[0]} RMSE 10 d; persistence minus emformer)', 'not tested')}"
-            "): the day-of-year climatology of three training years is a weak reference for "
-            "this season-less QG flow, whose slow large-scale anomalies persist; so the 10-day "
-            "skill claim is supported only against climatology, ridge and ResNet, not against "
-            "persistence."
-        )
 
 
 def _probabilistic(w: list[str], res: dict[str, Any], chans: list[str]) -> None:
@@ -545,12 +744,148 @@ def _spectra(
         w.append(f"| {a} | " + " | ".join(f"{vals[d]:.3f}" for d in pick) + " |")
 
 
+def _data_diagnostics(w: list[str], task: Any) -> None:
+    """Lag correlation of the held-out year's z250 anomalies, split by zonal wavenumber: why
+    persistence's error is not monotone in lead."""
+    import gymnasium as gym
+
+    u: Any = gym.make(task.env_id, **task.env_kwargs).unwrapped
+    test = u.dataset("test")
+    clim = u.climatology()
+    a = (test.array[:, 0] - clim.at(test.times)[:, 0]).astype(np.float64)  # (T, lat, lon)
+    ah = np.fft.rfft(a, axis=-1)
+    bands = {"all": slice(None), "k = 0 (zonal jets)": slice(0, 1), "k = 1-2": slice(1, 3)}
+    bands["k >= 3"] = slice(3, None)
+    lags = (1, 2, 3, 4, 5, 7, 10)
+    total = float((a**2).sum())
+    w += [
+        "",
+        "## The data: why persistence's error is not monotone in lead",
+        "",
+        "Held-out year, z250 anomaly from the training climatology, split by zonal wavenumber k "
+        "(FFT along the periodic x axis). Variance share and lag correlation "
+        "sum(a(t) a(t + lag)) / sum(a^2):",
+        "",
+        "| component | variance share | " + " | ".join(f"{d} d" for d in lags) + " |",
+        "|---|---|" + "---|" * len(lags),
+    ]
+    for name, sl in bands.items():
+        part = np.zeros_like(ah)
+        part[..., sl] = ah[..., sl]
+        x = np.fft.irfft(part, n=a.shape[-1], axis=-1)
+        var = float((x**2).sum())
+        cors = [float((x[: -4 * d] * x[4 * d :]).sum() / max(var, 1e-30)) for d in lags]
+        w.append(f"| {name} | {var / total:.2f} | " + " | ".join(f"{c:.2f}" for c in cors) + " |")
+    w += [
+        "",
+        "The zonally uniform jets (k = 0) carry a large share of the variance and decorrelate "
+        "slowly; the travelling waves (k >= 1) oscillate, so their lag correlation comes back "
+        "after one period and persistence's RMSE dips at that lead. The data are a fair "
+        "forecasting problem only for forecasters that beat persistence and the linear models "
+        "at every lead.",
+    ]
+
+
+QG_SCAN = (
+    {},
+    {"u1": 15.0},
+    {"u1": 15.0, "rek": 1.0 / (2 * 86400.0)},
+    {"rd": 4.5e5},
+    {"u1": 15.0, "rd": 5.0e5},
+)
+SCAN_DAYS = (0.25, 1, 2, 3, 4, 5, 7, 10)
+
+
+def cmd_qg_scan() -> None:
+    """One year of the QG source per setting in QG_SCAN (seed 0, after the 150-day spin-up):
+    z250 anomaly std, persistence RMSE by lead and the variance share of the zonal jets."""
+    from icml26.envs.weather.qg import generate_qg
+
+    rows = []
+    for kw in QG_SCAN:
+        ds = generate_qg(start="2000-01-01", end="2000-12-31T18", seed=0, progress=False, **kw)
+        z = ds["geopotential"].values[:, 0].astype(np.float64)
+        a = z - z.mean(axis=0)
+        zonal = a.mean(axis=-1, keepdims=True)
+        rows.append(
+            {
+                "kwargs": kw,
+                "std": float(a.std()),
+                "jet_share": float((zonal**2).sum() * a.shape[-1] / (a**2).sum()),
+                "persistence": [
+                    float(np.sqrt(((z[int(4 * d) :] - z[: -int(4 * d)]) ** 2).mean()))
+                    for d in SCAN_DAYS
+                ],
+            }
+        )
+        print(rows[-1], flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "qg_scan.json").write_text(json.dumps(rows))
+
+
+def _qg_scan(w: list[str]) -> None:
+    path = OUT / "qg_scan.json"
+    if not path.exists():
+        return
+    rows = json.loads(path.read_text())
+    w += [
+        "",
+        "Other QG settings (`python experiments/weather.py qg-scan`: one year per setting, seed "
+        "0; z250 anomaly std, share of the variance in the zonal mean, persistence RMSE by lead; "
+        "not used by any task):",
+        "",
+        "| setting | std | jet share | " + " | ".join(f"{d:g} d" for d in SCAN_DAYS) + " |",
+        "|---|---|---|" + "---|" * len(SCAN_DAYS),
+    ]
+    for r in rows:
+        w.append(
+            f"| `{json.dumps(r['kwargs']) if r['kwargs'] else 'defaults'}` | {r['std']:.4g} | "
+            f"{r['jet_share']:.2f} | " + " | ".join(f"{v:.4g}" for v in r["persistence"]) + " |"
+        )
+
+
+def _convergence(w: list[str], res: dict[str, Any], order: list[str], task: Any) -> None:
+    """Training loss by update (mean over seeds) and the passes over the training data."""
+    rows = []
+    for a in order:
+        curves = [r["extra"].get("learn", {}).get("curve") for r in res[a]]
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        ups = [e["update"] for e in curves[0]]
+        vals = [np.mean([c[i]["loss"] for c in curves if len(c) > i]) for i in range(len(ups))]
+        rows.append((a, ups, vals))
+    if not rows:
+        return
+    cols = sorted({u for _, ups, _ in rows for u in ups})
+    n_train = 4 * 365 * 3  # 6-hourly states of the three training years
+    batch = 8
+    w += [
+        "",
+        "## Convergence",
+        "",
+        f"Training loss (mean over seeds) every 50 updates. The budget, {task.budget.updates} "
+        f"updates of batch {batch}, shows each network {task.budget.updates * batch} of the "
+        f"about {n_train} training states ({task.budget.updates * batch / n_train:.2f} epochs). "
+        "EMFormer's composite loss includes the learned log-variances (it can be negative); "
+        "fine-tuning stages log their rollout loss.",
+        "",
+        "| arm | " + " | ".join(f"update {u}" for u in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
+    for a, ups, vals in rows:
+        got = dict(zip(ups, vals))
+        w.append(
+            f"| {a} | " + " | ".join(f"{got[u]:.4f}" if u in got else "-" for u in cols) + " |"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     global TASK, OUT
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("command", choices=("run", "report"))
+    p.add_argument("command", choices=("run", "report", "qg-scan", "probe"))
     p.add_argument("--only", nargs="*", default=None, help="arms to run (default: all)")
     p.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     p.add_argument("--workers", type=int, default=1, help="parallel processes")
@@ -566,6 +901,12 @@ def main(argv: list[str] | None = None) -> None:
         provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
         names = a.only or list(_arms(int(_task().budget.updates)))
         cmd_run(names, tuple(a.seeds), a.workers)
+    elif a.command == "probe":
+        provenance(a.allow_dirty, argv=["experiments/weather.py", "probe"])
+        cmd_probe()
+    elif a.command == "qg-scan":
+        provenance(a.allow_dirty, argv=["experiments/weather.py", "qg-scan"])
+        cmd_qg_scan()
     else:
         cmd_report(a.allow_dirty)
 
