@@ -1,11 +1,14 @@
-"""Does every ScenePilot-v1 scenario discriminate? Collision and red-light rates per scenario, ego
-planner and non-learning adversary (SafeBench's scripted behaviour with v1's drawn trigger and speed,
-and a uniform random action each step), over distinct randomized episodes (seeds 0..n-1).
+"""Does every ScenePilot scenario discriminate? Collision and red-light rates per scenario, ego
+planner and non-learning adversary (SafeBench's scripted behaviour with the drawn trigger and speed,
+a uniform random action each step, and -- v2 -- the deliberately reckless actor), over distinct
+randomized episodes (``--episodes`` scenes of one vector reset with seed 0), and the boundary-band
+share: of the collisions, the share whose minimum sigma up to 1 s before contact was >= k.
 
-    OMP_NUM_THREADS=1 python experiments/driving_v1_scenarios.py [--episodes 60]
+    OMP_NUM_THREADS=1 python experiments/driving_v1_scenarios.py [--episodes 60] [--version v2]
 
-Prints a markdown table (Wilson 95% intervals); the table in ``docs/envs/driving.md`` / the
-ScenePilot-v1 notes comes from this script.
+Prints a markdown table (Wilson 95% intervals); the tables in ``docs/envs/driving.md`` and the
+driving family docstring come from this script (v1: ``--egos human,idm,cautious``; v2:
+``--version v2 --egos human --actors scripted,random,reckless``).
 """
 
 from __future__ import annotations
@@ -17,73 +20,95 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from icml26.envs.driving.env_v1 import ScenePilotV1VectorEnv  # noqa: E402
+from icml26.envs.driving.env_v1 import ScenePilotV1VectorEnv, scripted_adversary_v1  # noqa: E402
+from icml26.envs.driving.env_v2 import (  # noqa: E402
+    ScenePilotV2VectorEnv,
+    reckless_adversary_v2,
+    scripted_adversary_v2,
+)
 from icml26.envs.driving.scenarios import LAYOUTS  # noqa: E402
 from icml26.stats import wilson_ci  # noqa: E402
 
-
-def scripted_actions(obs: np.ndarray, scenario: int, trig: np.ndarray, params: dict) -> np.ndarray:
-    """The v1 scripted adversary for a batch (see ``scripted_adversary_v1``); updates ``trig``."""
-    lay = LAYOUTS[scenario]
-    d = np.hypot(obs[:, 9] - obs[:, 0], obs[:, 10] - obs[:, 1])
-    trig |= (lay.trigger_distance <= 0.0) | (d < lay.trigger_distance * params["trigger_scale"])
-    target = (lay.adv_base + lay.adv_scale * lay.scripted_action) * params["adv_speed_scale"]
-    a = np.clip((target - lay.adv_base) / lay.adv_scale, -1.0, 1.0)
-    return np.where(trig, a, -1.0)[:, None]
+VERSIONS = {
+    "v1": (ScenePilotV1VectorEnv, scripted_adversary_v1),
+    "v2": (ScenePilotV2VectorEnv, scripted_adversary_v2),
+}
+BAND_K = (0.0, 0.35)
 
 
-def run(scenario: int, ego: str, adversary: str, episodes: int, seed: int = 0) -> dict[str, float]:
+def _actions(actor, obs: np.ndarray, scenario: int, trig: np.ndarray, rp: dict, dim: int):
+    rows = []
+    for i in range(len(obs)):
+        p = {"trigger_scale": rp["trigger_scale"][i], "adv_speed_scale": rp["adv_speed_scale"][i]}
+        a, trig[i] = actor(obs[i], scenario, bool(trig[i]), p, dim)
+        rows.append(a)
+    return np.stack(rows)
+
+
+def run(
+    scenario: int,
+    ego: str,
+    adversary: str,
+    episodes: int,
+    seed: int = 0,
+    version: str = "v1",
+    action: str = "speed",
+) -> dict[str, float]:
     """One episode per scene (``episodes`` scenes, SAME_STEP autoreset, first episodes only)."""
-    venv = ScenePilotV1VectorEnv(num_envs=episodes, scenario=scenario, ego=ego, phi="ttc")
+    cls, scripted = VERSIONS[version]
+    venv = cls(num_envs=episodes, scenario=scenario, ego=ego, phi="ttc", action=action)
+    dim = 1 if action == "speed" else 2
+    actor = {"scripted": scripted, "reckless": reckless_adversary_v2}.get(adversary)
     obs, _ = venv.reset(seed=seed)
     rng = np.random.default_rng(seed + 1)
-    w = venv.world
     trig = np.zeros(episodes, bool)
     done = np.zeros(episodes, bool)
-    coll = np.zeros(episodes)
-    red = np.zeros(episodes)
-    avoid = np.zeros(episodes)
+    coll, red, msp = np.zeros(episodes), np.zeros(episodes), np.ones(episodes)
     while not done.all():
-        if adversary == "scripted":
-            params = {k: w.rparams[k] for k in ("trigger_scale", "adv_speed_scale")}
-            a = scripted_actions(obs, scenario, trig, params)
+        if actor is None:
+            a = rng.uniform(-1, 1, (episodes, dim))
         else:
-            a = rng.uniform(-1, 1, (episodes, 1))
+            a = _actions(actor, obs, scenario, trig, venv.world.rparams, dim)
         obs, _, te, tr, info = venv.step(a)
         if "episode_metrics" in info:
             em, mask = info["episode_metrics"], info["_episode_metrics"]
             new = mask & ~done
             coll[new], red[new] = em["collision"][new], em["run_red_light"][new]
-            avoid[new] = em["avoidable_collision"][new]
+            msp[new] = em["min_sigma_pre_collision"][new]
             done |= mask
             trig[mask] = False
     k = int(coll.sum())
     _, lo, hi = wilson_ci(k, episodes)[:3]
-    return {
-        "rate": k / episodes,
-        "lo": lo,
-        "hi": hi,
-        "red": red.mean(),
-        "avoid": avoid.sum() / max(k, 1),
-    }
+    hit = coll > 0
+    out = {"rate": k / episodes, "lo": lo, "hi": hi, "red": red.mean(), "n_coll": k}
+    for kk in BAND_K:
+        out[f"band_{kk}"] = float((msp[hit] >= kk).mean()) if k else float("nan")
+    out["median_min_sigma"] = float(np.median(msp[hit])) if k else float("nan")
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--episodes", type=int, default=60)
     ap.add_argument("--egos", default="idm,cautious")
+    ap.add_argument("--version", choices=sorted(VERSIONS), default="v1")
+    ap.add_argument("--actors", default="scripted,random")
+    ap.add_argument("--action", choices=("speed", "acc_steer"), default="speed")
+    ap.add_argument("--scenarios", default=",".join(str(s) for s in sorted(LAYOUTS)))
     args = ap.parse_args()
     print(
-        "| scenario | ego | adversary | collision rate [95% CI] | red-light rate | avoidable share |"
+        "| scenario | ego | adversary | collision rate [95% CI] | red-light rate | collisions "
+        "| band share k=0 | band share k=0.35 | median pre-collision min sigma |"
     )
-    print("|---|---|---|---|---|---|")
-    for sc in sorted(LAYOUTS):
+    print("|---|---|---|---|---|---|---|---|---|")
+    for sc in (int(s) for s in args.scenarios.split(",")):
         for ego in args.egos.split(","):
-            for adv in ("scripted", "random"):
-                r = run(sc, ego, adv, args.episodes)
+            for adv in args.actors.split(","):
+                r = run(sc, ego, adv, args.episodes, version=args.version, action=args.action)
                 print(
                     f"| {sc} | {ego} | {adv} | {r['rate']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] "
-                    f"| {r['red']:.2f} | {r['avoid']:.2f} |",
+                    f"| {r['red']:.2f} | {r['n_coll']} | {r['band_0.0']:.2f} | {r['band_0.35']:.2f} "
+                    f"| {r['median_min_sigma']:.2f} |",
                     flush=True,
                 )
 

@@ -13,7 +13,9 @@ Rows (env steps per second; one env step = 0.1 s of simulated time for every sim
   * ScenePilot-v1: the single env and the native vector env (N = 64, 1024) with ``phi="ttc"``, and
     with the default learned Phi (``phi="online"``: the vector env is first run, untimed, until Phi
     is ready, so the timed steps pay both its inference and its batched training); the script
-    prints the default v1 vector-64 rate as a share of its ``phi="ttc"`` rate.
+    prints the default v1 vector-64 rate as a share of its ``phi="ttc"`` rate;
+  * ScenePilot-v2 (the default version): the same rows, and a summary line with its single-env and
+    vector (N = 1024) ratios to MetaDrive and its vector-64 default-Phi share.
 Every configuration runs in this one process, interleaved over ``--rounds`` rounds; the best
 round counts. Wall-clock and CPU-time (process_time) rates are both printed; ratios use CPU time,
 which is robust to other processes on a shared machine. Everything is single-threaded, so the
@@ -36,6 +38,7 @@ import numpy as np  # noqa: E402
 import icml26  # noqa: E402,F401
 
 Runner = Callable[[int], int]  # runs >= n env steps, returns the env steps done
+V2 = "icml26/ScenePilot-v2"
 
 
 def kinematic_single_env(ego: str = "idm", fast: bool = True) -> Runner:
@@ -83,9 +86,9 @@ def kinematic_vector(num_envs: int) -> Runner:
     return run
 
 
-def v1_single_env(phi: str = "ttc") -> Runner:
+def v1_single_env(phi: str = "ttc", env_id: str = "icml26/ScenePilot-v1") -> Runner:
     def run(n: int) -> int:
-        env = gym.make("icml26/ScenePilot-v1", scenario="all", phi=phi)
+        env = gym.make(env_id, scenario="all", phi=phi)
         env.reset(seed=0)
         actions = np.random.default_rng(0).uniform(-1, 1, (n, 1)).astype(np.float32)
         for a in actions:
@@ -100,16 +103,14 @@ def v1_single_env(phi: str = "ttc") -> Runner:
 class V1Vector:
     """A v1 native vector env, built (and for the learned Phi, run until Phi is ready) untimed."""
 
-    def __init__(self, num_envs: int, phi: str) -> None:
-        self.num_envs, self.phi, self.vec = num_envs, phi, None
+    def __init__(self, num_envs: int, phi: str, env_id: str = "icml26/ScenePilot-v1") -> None:
+        self.num_envs, self.phi, self.vec, self.env_id = num_envs, phi, None, env_id
         self.rng = np.random.default_rng(0)
 
     def prepare(self) -> None:
         if self.vec is not None:
             return
-        self.vec = gym.make_vec(
-            "icml26/ScenePilot-v1", num_envs=self.num_envs, scenario="all", phi=self.phi
-        )
+        self.vec = gym.make_vec(self.env_id, num_envs=self.num_envs, scenario="all", phi=self.phi)
         self.vec.reset(seed=0)
         learner = getattr(self.vec, "phi_learner", None)
         while learner is not None and not learner.ready:
@@ -213,6 +214,12 @@ def main() -> None:
         ("v1 vector N=64, default phi (learning)", V1Vector(64, "online"), int(64 * 300 * k)),
         ("v1 vector N=1024, phi=ttc", V1Vector(1024, "ttc"), int(1024 * 100 * k)),
         ("v1 vector N=1024, default phi", V1Vector(1024, "online"), int(1024 * 100 * k)),
+        ("v2 single env, phi=ttc", v1_single_env("ttc", V2), int(6000 * k)),
+        ("v2 single env, default phi (learning)", v1_single_env("online", V2), int(6000 * k)),
+        ("v2 vector N=64, phi=ttc", V1Vector(64, "ttc", V2), int(64 * 300 * k)),
+        ("v2 vector N=64, default phi (learning)", V1Vector(64, "online", V2), int(64 * 300 * k)),
+        ("v2 vector N=1024, phi=ttc", V1Vector(1024, "ttc", V2), int(1024 * 100 * k)),
+        ("v2 vector N=1024, default phi", V1Vector(1024, "online", V2), int(1024 * 100 * k)),
     ]
     md_error = hw_error = None
     try:
@@ -262,6 +269,17 @@ def main() -> None:
         f"\nv1 vector N=64: default learned Phi runs at {d64 / ttc64:.0%} of its phi='ttc' rate "
         f"(target >= 50%); N=1024: {best['v1 vector N=1024, default phi'][1] / best['v1 vector N=1024, phi=ttc'][1]:.0%}"
     )
+    for v in ("v2",):
+        row = {name: best[name][1] for name, _, _ in configs if name.startswith(v)}
+        r64 = row[f"{v} vector N=64, default phi (learning)"] / row[f"{v} vector N=64, phi=ttc"]
+        print(
+            f"{v} (the default version), x MetaDrive physics per core: single env "
+            f"{row[f'{v} single env, phi=ttc'] / ref:.1f}x with phi='ttc' (target >= 10x), "
+            f"{row[f'{v} single env, default phi (learning)'] / ref:.1f}x while the default Phi learns; "
+            f"vector N=1024 {row[f'{v} vector N=1024, phi=ttc'] / ref:.1f}x with phi='ttc' (target >= 100x), "
+            f"{row[f'{v} vector N=1024, default phi'] / ref:.1f}x while Phi learns; "
+            f"vector N=64 default Phi at {r64:.0%} of phi='ttc' (target >= 50%)"
+        )
     print(
         f"\ncores: {os.cpu_count()}, load average: {os.getloadavg()}; all rows single-threaded "
         "(vector rates are per core). Ratios use CPU-time rates."

@@ -71,3 +71,39 @@ def test_transfer_to_metadrive_if_installed() -> None:
     agent.reset(0)
     rows = evaluate_transfer(agent, 5, "idm", seed=0, episodes=1, backend="metadrive")
     assert len(rows) == 1
+
+
+def test_per_scene_policy_sees_each_scenes_drawn_parameters() -> None:
+    from icml26.envs.driving.env_v1 import scripted_adversary_v1
+
+    seen: list[tuple[int, dict[str, float]]] = []
+
+    def fn(obs, scenario, triggered, params, dim):  # type: ignore[no-untyped-def]
+        seen.append((scenario, params))
+        return scripted_adversary_v1(obs, scenario, triggered, params, dim)
+
+    pol = batched_policy("per-scene", fn, dim=2)
+    rows = evaluate(pol, 5, "idm", seed=4, episodes=6, env_kwargs={"action": "acc_steer"})
+    assert len(rows) == 6
+    first = seen[:6]  # the first step: one call per scene, with that scene's own draw
+    assert all(sc == 5 for sc, _ in first)
+    shifts = [p["trigger_scale"] for _, p in first]
+    assert len(set(shifts)) == 6  # randomized per scene
+    # the drawn scripted actor collides sometimes, and the same seed gives the same episodes
+    again = evaluate(
+        batched_policy("per-scene", scripted_adversary_v1, dim=2),
+        5,
+        "idm",
+        seed=4,
+        episodes=6,
+        env_kwargs={"action": "acc_steer"},
+    )
+    assert [r["collision"] for r in again] == [r["collision"] for r in rows]
+
+
+def test_env_version_selection() -> None:
+    from icml26.agents.driving.pipeline import env_version, set_env_version
+
+    assert env_version() == "v1"
+    with pytest.raises(ValueError, match="version"):
+        set_env_version("v9")

@@ -26,6 +26,10 @@ import numpy as np
 from icml26.protocol import Budget
 
 __all__ = [
+    "ENV_VERSIONS",
+    "set_env_version",
+    "env_version",
+    "vector_class",
     "have_v1",
     "make_vector",
     "phi_phase",
@@ -44,21 +48,63 @@ PHASE_DEFAULTS: dict[str, Any] = {
 }
 
 
+# env version -> (module, vector env class, world factory, gym id of the single env)
+ENV_VERSIONS: dict[str, tuple[str, str, str, str]] = {
+    "v1": (
+        "icml26.envs.driving.env_v1",
+        "ScenePilotV1VectorEnv",
+        "make_world_v1",
+        "icml26/ScenePilot-v1",
+    ),
+    "v2": (
+        "icml26.envs.driving.env_v2",
+        "ScenePilotV2VectorEnv",
+        "make_world_v2",
+        "icml26/ScenePilot-v2",
+    ),
+}
+_ENV = {"version": "v1"}
+
+
+def set_env_version(version: str) -> None:
+    """Select the ScenePilot version (``"v1"`` or ``"v2"``) the pipeline builds its envs from."""
+    if version not in ENV_VERSIONS:
+        raise ValueError(
+            f"set_env_version: version must be one of {sorted(ENV_VERSIONS)}, got {version!r}"
+        )
+    _ENV["version"] = version
+
+
+def env_version() -> str:
+    """The ScenePilot version in use (see :func:`set_env_version`)."""
+    return _ENV["version"]
+
+
+def _env_attr(index: int) -> Any:
+    import importlib
+
+    spec = ENV_VERSIONS[_ENV["version"]]
+    return getattr(importlib.import_module(spec[0]), spec[index])
+
+
+def vector_class() -> Any:
+    """The native vector env class of the selected version."""
+    return _env_attr(1)
+
+
 def have_v1() -> bool:
-    """True when the ScenePilot-v1 env module is importable."""
+    """True when the selected ScenePilot version's env module (v1 or later) is importable."""
     try:
-        import icml26.envs.driving.env_v1  # noqa: F401
-    except ImportError:
+        _env_attr(1)
+    except (ImportError, AttributeError):
         return False
     return True
 
 
 def make_vector(n: int, scenario: Any, planner: str, phi: Any = "ttc", **kw: Any) -> Any:
-    """The native vector env of v1 (v0 when v1 is absent), SAME_STEP autoreset."""
+    """The native vector env of the selected version (v0 when absent), SAME_STEP autoreset."""
     if have_v1():
-        from icml26.envs.driving.env_v1 import ScenePilotV1VectorEnv
-
-        return ScenePilotV1VectorEnv(num_envs=n, scenario=scenario, ego=planner, phi=phi, **kw)
+        return vector_class()(num_envs=n, scenario=scenario, ego=planner, phi=phi, **kw)
     from icml26.envs.driving.env import ScenePilotVectorEnv
 
     kw = {
@@ -70,9 +116,10 @@ def make_vector(n: int, scenario: Any, planner: str, phi: Any = "ttc", **kw: Any
 def _world_factory(planner: str, sigma: str) -> Callable[[int, tuple[int, ...]], Any] | None:
     if not have_v1():
         return None
-    from icml26.envs.driving.env_v1 import make_world_v1
-
-    return lambda n, scen: make_world_v1(n, scen, ego=planner, sigma=sigma)
+    make_world = _env_attr(2)
+    if env_version() != "v1":  # later versions carry their own sigma default
+        return lambda n, scen: make_world(n, scen, ego=planner)
+    return lambda n, scen: make_world(n, scen, ego=planner, sigma=sigma)
 
 
 def phi_phase(
@@ -165,6 +212,36 @@ class _Triggered:
         return a
 
 
+class _PerScene:
+    """A per-scene scripted behaviour ``fn(obs27, scenario, triggered, params, action_dim) ->
+    (action, triggered)`` (as ``scripted_adversary_v1``) run over the N scenes of a vector env,
+    with each scene's drawn parameters (``world.rparams``)."""
+
+    def __init__(self, fn: Callable[..., Any], dim: int = 2) -> None:
+        self.fn, self.dim = fn, dim
+        self.world: Any = None
+
+    def bind_env(self, venv: Any) -> None:
+        self.world = venv.world
+
+    def start(self, n: int, scenario: int) -> None:
+        self.trig = np.zeros(n, bool)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.world is None:
+            raise RuntimeError("_PerScene: bind_env(venv) must be called before acting")
+        rp = getattr(self.world, "rparams", None) or {}
+        self.trig &= np.asarray(self.world.t) > 0  # a scene that was reset starts untriggered
+        out = np.zeros((len(obs), self.dim), np.float32)
+        for i in range(len(obs)):
+            params = {k: float(v[i]) for k, v in rp.items()}
+            a, self.trig[i] = self.fn(
+                obs[i], int(self.world.scn[i]), bool(self.trig[i]), params, self.dim
+            )
+            out[i] = np.asarray(a, np.float32).reshape(-1)
+        return out
+
+
 class _Actor:
     def __init__(self, agent: Any) -> None:
         self.agent = agent
@@ -177,7 +254,8 @@ class _Actor:
 
 
 def batched_policy(kind: str, agent: Any = None, seed: int = 0, dim: int = 1) -> Any:
-    """``random``, ``scripted``, ``lc`` (an LCAgent), or ``actor`` (a ScenePilotAgent); ``dim`` is
+    """``random``, ``scripted``, ``lc`` (an LCAgent), ``actor`` (a ScenePilotAgent) or ``per-scene``
+    (a function as ``scripted_adversary_v1``, run with each scene's drawn parameters); ``dim`` is
     the action size (1: target speed, 2: [acc, steer])."""
     if kind == "random":
         return _Random(seed, dim)
@@ -187,7 +265,11 @@ def batched_policy(kind: str, agent: Any = None, seed: int = 0, dim: int = 1) ->
         return _Triggered(np.asarray(agent.mu), dim=dim)
     if kind == "actor":
         return _Actor(agent)
-    raise ValueError(f"batched_policy: kind must be random, scripted, lc or actor, got {kind!r}")
+    if kind == "per-scene":
+        return _PerScene(agent, dim)
+    raise ValueError(
+        f"batched_policy: kind must be random, scripted, lc, actor or per-scene, got {kind!r}"
+    )
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -209,6 +291,8 @@ def evaluate(
     """
     venv = make_vector(episodes, scenario, planner, phi="ttc", **dict(env_kwargs or {}))
     obs, _ = venv.reset(seed=seed)
+    if hasattr(policy, "bind_env"):
+        policy.bind_env(venv)
     policy.start(episodes, scenario)
     done = np.zeros(episodes, bool)
     min_sig = np.full(episodes, np.inf)
@@ -241,15 +325,28 @@ def evaluate(
 
 
 def evaluate_transfer(
-    agent: Any, scenario: int, planner: str, seed: int, episodes: int, backend: str = "metadrive"
+    agent: Any,
+    scenario: int,
+    planner: str,
+    seed: int,
+    episodes: int,
+    backend: str = "metadrive",
+    env_kwargs: Mapping[str, Any] | None = None,
 ) -> list[dict[str, float]]:
     """Episodes of the single v1 env on another physics ``backend`` with ``agent`` (trained on the
     kinematic backend) as the adversary: the transfer result. ``backend="kinematic"`` runs the same
     code path on the training physics."""
     import gymnasium as gym
 
-    env_id = "icml26/ScenePilot-v1" if have_v1() else "icml26/ScenePilot-v0"
-    env = gym.make(env_id, scenario=scenario, ego=planner, phi="ttc", backend=backend)
+    env_id = ENV_VERSIONS[env_version()][3] if have_v1() else "icml26/ScenePilot-v0"
+    env = gym.make(
+        env_id,
+        scenario=scenario,
+        ego=planner,
+        phi="ttc",
+        backend=backend,
+        **dict(env_kwargs or {}),
+    )
     rows = []
     for i in range(episodes):
         obs, info = env.reset(seed=seed + i)

@@ -5,6 +5,12 @@
   the budget, then evaluate 24 episodes (3 per scenario) with the TTC risk as J_risk's reward
   (the same scorer for every agent). Metrics: collision rate, feasible ratio (share of steps
   with sigma >= 0), J_risk, J_sigma, SafeBench's attack score and the ego's driving score.
+* ``driving/attack-v2-human``: the agent is the adversary on ``icml26/ScenePilot-v2`` (its
+  v2 sigma and scenes, the collision reward, the 2-D [acc, steer] action) against the ``human``
+  planner in scenarios 5, 6 and 7 (the crossing scenarios that discriminate under scripted and
+  random actors); 60 evaluation episodes (20 per scenario). Adds the avoidable-collision rate
+  (collisions whose minimum sigma up to 1 s before contact was >= 0, the boundary band) and the
+  red-light rate to the attack metrics.
 * ``driving/defense-idm``: the agent is the ego (a residual on the IDM planner) on
   ``icml26/ScenePilotAV-v0``. run_trial trains a ScenePilot adversary against the IDM planner,
   measures the ego's crash rate and ScenePilot's overall driving score before fine-tuning (the
@@ -97,6 +103,35 @@ def _attack_task(planner: str, env_steps: int = 49_152, suffix: str = "") -> Tas
     )
 
 
+_V2_METRICS = _ATTACK_METRICS + (
+    Metric(
+        "avoidable_collision_rate",
+        "max",
+        0.0,
+        1.0,
+        "share of episodes whose collision had a minimum sigma >= 0 up to 1 s before contact",
+    ),
+    Metric("red_light_rate", "min", 0.0, 1.0, "share of episodes in which the ego ran a red light"),
+)
+
+ATTACK_V2_HUMAN = Task(
+    id="driving/attack-v2-human",
+    version=0,
+    family="driving",
+    env_id="icml26/ScenePilot-v2",
+    run_trial="icml26.benchmarks.tasks.driving:run_trial",
+    metrics=_V2_METRICS,
+    primary_metric="collision_rate",
+    env_kwargs={"scenario": [5, 6, 7], "ego": "human", "action": "acc_steer", "phi": "online"},
+    budget=Budget(env_steps=49_152),
+    seeds=(0, 1, 2, 3, 4),
+    eval_episodes=60,
+    description="Adversary vs the human planner in ScenePilot-v2 scenarios 5-7 (crossing-route "
+    "sigma, collision reward, 2-D action); 48k env steps of learning.",
+    tolerance=0.25,
+    extra={"kind": "attack"},
+)
+
 ATTACK_IDM = _attack_task("idm")
 ATTACK_CAUTIOUS = _attack_task("cautious")
 ATTACK_IDM_LONG = _attack_task("idm", 8 * 49_152, "-long")
@@ -155,7 +190,14 @@ DEFENSE_IDM = Task(
     extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
 )
 
-TASKS = [ATTACK_IDM, ATTACK_CAUTIOUS, ATTACK_IDM_LONG, ATTACK_CAUTIOUS_LONG, DEFENSE_IDM]
+TASKS = [
+    ATTACK_IDM,
+    ATTACK_CAUTIOUS,
+    ATTACK_IDM_LONG,
+    ATTACK_CAUTIOUS_LONG,
+    DEFENSE_IDM,
+    ATTACK_V2_HUMAN,
+]
 
 SUITES = {
     "smoke": [
@@ -182,12 +224,21 @@ SUITES = {
     ]
     + [
         SuiteEntry(
+            "driving/attack-v2-human",
+            {
+                "scenepilot": BUDGET_PPO_KWARGS,
+                "driving-ppo-risk": BUDGET_PPO_KWARGS,
+                "driving-scripted": {},
+                "random": {},
+            },
+        ),
+        SuiteEntry(
             "driving/defense-idm",
             {
                 "driving-no-finetune": {},
                 "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}},
             },
-        )
+        ),
     ],
     # the learners whose results can change with budget (random and scripted actors do not learn)
     "driving-long": [
@@ -203,8 +254,30 @@ SUITES = {
 # ---------------------------------------------------------------------------- evaluation helpers
 
 
+_VECTOR_ENVS = {
+    "icml26/ScenePilot-v0": ("icml26.envs.driving.env", "ScenePilotVectorEnv"),
+    "icml26/ScenePilot-v1": ("icml26.envs.driving.env_v1", "ScenePilotV1VectorEnv"),
+    "icml26/ScenePilot-v2": ("icml26.envs.driving.env_v2", "ScenePilotV2VectorEnv"),
+}
+
+
+def _vector_env_class(env_id: str) -> Any:
+    import importlib
+
+    if env_id not in _VECTOR_ENVS:
+        raise ValueError(
+            f"driving evaluation: env_id must be one of {sorted(_VECTOR_ENVS)}, got {env_id!r}"
+        )
+    module, name = _VECTOR_ENVS[env_id]
+    return getattr(importlib.import_module(module), name)
+
+
 def evaluate_adversary(
-    agent: Any, env_kwargs: Mapping[str, Any], seed: int, episodes: int
+    agent: Any,
+    env_kwargs: Mapping[str, Any],
+    seed: int,
+    episodes: int,
+    env_id: str = "icml26/ScenePilot-v0",
 ) -> list[dict[str, float]]:
     """Run ``episodes`` adversary episodes (scenario ``i % 8 + 1`` for episode i when all 8 are used).
 
@@ -220,17 +293,22 @@ def evaluate_adversary(
     scen = parse_scenarios(kw.get("scenario", "all"))
     order = np.array([scen[i % len(scen)] for i in range(episodes)])
     seeds = [derive_seed(seed, "eval", i) for i in range(episodes)]
+    _vector_env_class(env_id)
     try:
         clones = [copy.deepcopy(agent) for _ in range(episodes)]
     except Exception:  # not copyable: sequential episodes with the one agent
-        return _evaluate_sequential(agent, kw, order, seeds)
-    return _evaluate_lockstep(clones, kw, order, seeds)
+        return _evaluate_sequential(agent, kw, order, seeds, env_id)
+    return _evaluate_lockstep(clones, kw, order, seeds, env_id)
 
 
 def _evaluate_sequential(
-    agent: Any, kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]
+    agent: Any,
+    kw: Mapping[str, Any],
+    order: np.ndarray,
+    seeds: list[int],
+    env_id: str = "icml26/ScenePilot-v0",
 ) -> list[dict[str, float]]:
-    env = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
+    env = gym.make(env_id, **kw, phi="ttc")
     bind_agent(agent, env)
     shape = env.action_space.shape
 
@@ -245,18 +323,29 @@ def _evaluate_sequential(
     return out
 
 
-def _evaluate_lockstep(
-    clones: list[Any], kw: Mapping[str, Any], order: np.ndarray, seeds: list[int]
-) -> list[dict[str, float]]:
-    from icml26.envs.driving.env import ScenePilotVectorEnv
+def _reset_scenes(venv: Any, idx: np.ndarray, rng: np.random.Generator, scen: np.ndarray) -> None:
+    """Reset scenes ``idx`` of a ScenePilot vector env to scenarios ``scen`` (v1/v2: their bookkeeping too)."""
+    reset = getattr(venv, "reset_scenes", None)
+    if reset is not None:
+        reset(idx, rng, scen)
+    else:
+        venv.world.reset(idx, rng, scen)
 
+
+def _evaluate_lockstep(
+    clones: list[Any],
+    kw: Mapping[str, Any],
+    order: np.ndarray,
+    seeds: list[int],
+    env_id: str = "icml26/ScenePilot-v0",
+) -> list[dict[str, float]]:
     episodes = len(clones)
-    venv = ScenePilotVectorEnv(num_envs=episodes, phi="ttc", **kw)
+    venv = _vector_env_class(env_id)(num_envs=episodes, phi="ttc", **kw)
     venv.reset(seed=0)
     for i in range(episodes):
-        venv.world.reset(np.array([i]), np.random.default_rng(seeds[i]), order[i : i + 1])
+        _reset_scenes(venv, np.array([i]), np.random.default_rng(seeds[i]), order[i : i + 1])
     obs = venv.world.observation()
-    single = gym.make("icml26/ScenePilot-v0", **kw, phi="ttc")
+    single = gym.make(env_id, **kw, phi="ttc")
     for c, s in zip(clones, seeds):
         bind_agent(c, single)
         c.reset(s)
@@ -280,7 +369,7 @@ def _evaluate_lockstep(
             if results[i] is None and done[i]:
                 results[i] = {k: float(v[i]) for k, v in info["episode_metrics"].items()}
         if done.any():  # keep finished rows on their scenario (their later episodes are ignored)
-            venv.world.reset(np.flatnonzero(done), np.random.default_rng(0), order[done])
+            _reset_scenes(venv, np.flatnonzero(done), np.random.default_rng(0), order[done])
             obs = venv.world.observation()
     return [r for r in results if r is not None]
 
@@ -326,7 +415,7 @@ def evaluate_ego(
 def _attack_metrics(eps: list[dict[str, float]]) -> dict[str, float]:
     from icml26.envs.driving.env import attack_score, driving_score
 
-    return {
+    out = {
         "collision_rate": float(np.mean([e["collision"] for e in eps])),
         "feasible_ratio": float(np.mean([e["feasible_ratio"] for e in eps])),
         "feasible_ratio_strict": float(np.mean([e["feasible_ratio_strict"] for e in eps])),
@@ -335,6 +424,10 @@ def _attack_metrics(eps: list[dict[str, float]]) -> dict[str, float]:
         "attack_score": float(attack_score(eps)),
         "ego_driving_score": float(driving_score(eps)["driving_score"]),
     }
+    if eps and "avoidable_collision" in eps[0]:  # ScenePilot-v1 and later
+        out["avoidable_collision_rate"] = float(np.mean([e["avoidable_collision"] for e in eps]))
+        out["red_light_rate"] = float(np.mean([e["run_red_light"] for e in eps]))
+    return out
 
 
 def _per_scenario(eps: list[dict[str, float]], key: str) -> dict[str, float]:
@@ -359,7 +452,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
 
 def _run_attack(task: Task, agent: Any, seed: int) -> TrialOutcome:
     stats = train_phase(task, agent, seed)
-    eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes)
+    eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes, task.env_id)
     metrics = _attack_metrics(eps)
     extra = {
         "collision_by_scenario": _per_scenario(eps, "collision"),

@@ -7,6 +7,9 @@
 * ``icml26/ScenePilot-v1`` / ``icml26/ScenePilotAV-v1`` (:mod:`.env_v1`): the same scenes with an
   adversary reward whose optimum is an avoidable collision, RSS sigma, a collision-horizon Phi
   learned in batches, randomized scenarios and traffic lights (section "ScenePilot-v1" below).
+* ``icml26/ScenePilot-v2`` / ``icml26/ScenePilotAV-v2`` (:mod:`.env_v2`, the default version): v1
+  with a sigma that flags crossing conflicts, scenarios 1-4 re-tuned so that every scenario
+  discriminates, and the ``human`` ego by default (section "ScenePilot-v2" below).
 
 Backends: ``kinematic`` (default, vectorized NumPy), ``metadrive`` and ``carla`` (optional).
 sigma lives in :mod:`.feasibility`, Phi in :mod:`.risk`, the layouts in :mod:`.scenarios`.
@@ -181,6 +184,91 @@ v1 single env with ``phi="ttc"`` 13,274 steps/s (v0's single env 12,340 in the s
 with the default learned Phi while it trains 5,876; native vector N = 64: 30,111 (``phi="ttc"``)
 and 18,141 with the default learned Phi while it trains (60% of ``phi="ttc"``); N = 1024: 119,589
 and 38,892 (33%: Phi's inference and one Adam step per 128 labelled states grow with N).
+
+## ScenePilot-v2
+
+Why a v2 (measured on v1, ``docs/results/driving.md``): with v1's RSS sigma every collision of
+every adversary in scenarios 5-7 had a pre-collision minimum sigma >= 0.35, even 0.1 s before
+contact, so the boundary-band share was 1.000 for every arm and the shield's gate never closed;
+scenario 3 never collided and scenario 4 collided in ~0.95 of episodes for every actor.
+v2 (``icml26.envs.driving.env_v2``; v0 and v1 unchanged):
+
+* ``sigma="rss"`` (default). Cars on crossing routes (heading difference between 30 and 150
+  degrees) are scored by RSS's rule for routes of different geometry
+  (:func:`~icml26.envs.driving.feasibility.conflict_slack`): both cars follow their heading rays;
+  the conflict region is where each body overlaps the other's path; the other car occupies it
+  during a window predicted from its speed and acceleration along its heading (none if it
+  stands, stops short, or has passed). ``T`` is the latest time from now at which the ego can
+  still start an escape -- full brake (8 m/s^2) to stop short of the region or to enter it only
+  after the window, or full throttle (3.5 m/s^2) to leave it before -- and ``sigma = clip(T / 1 s,
+  -1, 1)``: seconds of escape slack, 0 at the ego's point of no return. Near-parallel cars keep
+  v1's RSS two-axes rule, without the release's recoverable-gap credit (``l = a t^2 / 2``, which
+  kept an overlapping head-on car at sigma ~0.6 at contact in scenario 6). ``sigma="rss-v1"`` is
+  v1's sigma, ``"released"`` the release's. The boundary band (``min_sigma_pre_collision`` >= k,
+  the minimum up to 1 s before contact) then reads, for crossing routes: 1 s before contact the
+  ego still had >= k s to start an escape. The two rules have different scales: the two-axes
+  rule rarely goes below 0 (same- and opposite-direction collisions sit at 0.1-0.6 a second
+  before contact), so k = 0 separates crossing collisions only; report the band at several k.
+* Scenarios (:data:`~icml26.envs.driving.env_v2.RANGES_V2`, ``ADV_TABLES_V2``, ``TRIGGER_V2``):
+  1, the walker starts 0-12 m further from the road; 2, the scripted cyclist starts when the ego
+  is within 35 m (x U[0.3, 1.2]) instead of at once; 3, the ego arrives at 7-10 m/s behind a slow
+  lead car (0-2 m/s, 8-20 m ahead) whose 1-D action now spans 0-10 m/s, and SafeBench's scripted
+  leader cruises at 8 m/s and brakes to a stop when the ego is within 18 m (x U[0.3, 1.2]);
+  4, the oncoming car's spawn spreads +-20 m around a point 12 m further away.
+* ``ego="human"`` is the default planner; :func:`~icml26.envs.driving.env_v2.reckless_adversary_v2`
+  is a deliberately reckless actor (1-D: times its speed to hit 2 m behind the ego's centre at
+  the crossing of the two headings; 2-D: rams; scenario 3: brake check at 11 m), the contrast
+  arm of the boundary-band metric.
+
+Which scenarios discriminate on v2 (``experiments/driving_v1_scenarios.py --version v2 --egos
+human --actors scripted,random,reckless --episodes 100``; 1-D action, ``phi="ttc"``, 100
+randomized episodes per cell from one vector reset with seed 0; band share = share of the
+collisions whose minimum sigma up to 1 s before contact was >= k):
+
+| scenario | ego | adversary | collision rate [95% CI] | red-light rate | collisions | band share k=0 | band share k=0.35 | median pre-collision min sigma |
+|---|---|---|---|---|---|---|---|---|
+| 1 | human | scripted | 0.28 [0.20, 0.37] | 0.00 | 28 | 0.96 | 0.46 | 0.35 |
+| 1 | human | random | 0.10 [0.06, 0.17] | 0.00 | 10 | 0.90 | 0.50 | 0.34 |
+| 1 | human | reckless | 0.47 [0.38, 0.57] | 0.00 | 47 | 1.00 | 0.45 | 0.32 |
+| 2 | human | scripted | 0.16 [0.10, 0.24] | 0.00 | 16 | 0.81 | 0.50 | 0.39 |
+| 2 | human | random | 0.23 [0.16, 0.32] | 0.00 | 23 | 0.96 | 0.70 | 0.56 |
+| 2 | human | reckless | 0.00 [0.00, 0.04] | 0.00 | 0 | nan | nan | nan |
+| 3 | human | scripted | 0.35 [0.26, 0.45] | 0.00 | 35 | 1.00 | 0.06 | 0.30 |
+| 3 | human | random | 0.19 [0.13, 0.28] | 0.00 | 19 | 1.00 | 0.00 | 0.28 |
+| 3 | human | reckless | 0.34 [0.25, 0.44] | 0.00 | 34 | 1.00 | 0.06 | 0.31 |
+| 4 | human | scripted | 0.62 [0.52, 0.71] | 0.00 | 62 | 1.00 | 0.95 | 0.57 |
+| 4 | human | random | 0.88 [0.80, 0.93] | 0.00 | 88 | 1.00 | 0.80 | 0.58 |
+| 4 | human | reckless | 0.96 [0.90, 0.98] | 0.00 | 96 | 1.00 | 0.72 | 0.60 |
+| 5 | human | scripted | 0.31 [0.23, 0.41] | 0.00 | 31 | 0.77 | 0.42 | 0.25 |
+| 5 | human | random | 0.41 [0.32, 0.51] | 0.00 | 41 | 0.83 | 0.56 | 0.35 |
+| 5 | human | reckless | 1.00 [0.96, 1.00] | 0.00 | 100 | 1.00 | 0.92 | 0.35 |
+| 6 | human | scripted | 0.25 [0.18, 0.34] | 0.00 | 25 | 1.00 | 0.04 | 0.22 |
+| 6 | human | random | 0.40 [0.31, 0.50] | 0.00 | 40 | 1.00 | 0.03 | 0.23 |
+| 6 | human | reckless | 0.00 [0.00, 0.04] | 0.00 | 0 | nan | nan | nan |
+| 7 | human | scripted | 0.25 [0.18, 0.34] | 0.00 | 25 | 0.40 | 0.12 | -0.19 |
+| 7 | human | random | 0.08 [0.04, 0.15] | 0.00 | 8 | 0.62 | 0.50 | 0.41 |
+| 7 | human | reckless | 0.71 [0.61, 0.79] | 0.00 | 71 | 0.08 | 0.01 | -0.16 |
+| 8 | human | scripted | 0.24 [0.17, 0.33] | 0.00 | 24 | 0.79 | 0.67 | 0.38 |
+| 8 | human | random | 0.01 [0.00, 0.05] | 0.00 | 1 | 1.00 | 1.00 | 0.37 |
+| 8 | human | reckless | 0.60 [0.50, 0.69] | 0.00 | 60 | 1.00 | 0.42 | 0.27 |
+
+Every scenario is strictly inside (0, 1) under both the scripted and the random actor (8 with
+random only barely: 1 collision in 100). With the 2-D ``acc_steer`` action (same command with
+``--action acc_steer``) scripted / random collision rates are 0.26 / 0.06, 0.16 / 0.03,
+0.32 / 0.29, 0.61 / 0.41, 0.27 / 0.04, 0.18 / 0.05, 0.26 / 0.00 and 0.28 / 0.06 in scenarios 1-8:
+with the 2-D action a random adversary never hits the ego in scenario 7 (its acceleration noise
+rarely brings it to the junction at the right time), the one saturated cell. The boundary-band share discriminates where the ego is slow in the conflict region: in
+scenario 7 (right turn), at k = 0, 10 of 25 scripted collisions are in the band against 6 of 71
+of the reckless actor's (Fisher's exact test p = 0.0008); in 5 and 8 the reckless actor's
+collisions come right after the ego's point of no return and count as band, as do most scripted
+ones (0.77-1.00 at k = 0 in every scenario but 7).
+
+v2 speed (``perf/driving.py --quick``, CPU-time rates, one run on the shared 2-core machine, load
+average ~11): single env with ``phi="ttc"`` 13,477 steps/s = 15.6x MetaDrive 0.4.3 physics only
+(864), 7.7x while the default Phi learns (6,633; v1 in the same run: 8.8x); native vector N = 1024
+with ``phi="ttc"`` 140,268 = 162x per core (49x while Phi learns: its batched Adam steps grow with
+N); vector N = 64 with the default learned Phi at 59% of its ``phi="ttc"`` rate (16,391 vs 27,999).
+The crossing rule costs the single env ~15% against v1's sigma (15,721 in the same run).
 """
 
 from __future__ import annotations
@@ -200,6 +288,9 @@ _LAZY = {
     "ScenePilotV1Env": "icml26.envs.driving.env_v1",
     "ScenePilotAVV1Env": "icml26.envs.driving.env_v1",
     "ScenePilotV1VectorEnv": "icml26.envs.driving.env_v1",
+    "ScenePilotV2Env": "icml26.envs.driving.env_v2",
+    "ScenePilotAVV2Env": "icml26.envs.driving.env_v2",
+    "ScenePilotV2VectorEnv": "icml26.envs.driving.env_v2",
     "LAYOUTS": "icml26.envs.driving.scenarios",
     "scripted_adversary_action": "icml26.envs.driving.scenarios",
 }

@@ -35,4 +35,19 @@ ENV_SPECS: list[dict[str, Any]] = [
         "doc": "ScenePilotAV-v1: the agent drives the ego in the v1 scenes (randomized, traffic lights) against an adversary policy.",
         "test_kwargs": {"scenario": 7, "base_planner": "idm"},
     },
+    {
+        "id": "icml26/ScenePilot-v2",
+        "entry_point": "icml26.envs.driving.env_v2:ScenePilotV2Env",
+        "vector_entry_point": "icml26.envs.driving.env_v2:make_vector_env_v2",
+        "max_episode_steps": 300,
+        "doc": "ScenePilot-v2: v1 with a sigma that flags crossing conflicts (RSS routes of different geometry), scenarios 3 and 4 re-tuned, human-like ego.",
+        "test_kwargs": {"scenario": 5},
+    },
+    {
+        "id": "icml26/ScenePilotAV-v2",
+        "entry_point": "icml26.envs.driving.env_v2:ScenePilotAVV2Env",
+        "max_episode_steps": 300,
+        "doc": "ScenePilotAV-v2: the agent drives the ego in the v2 scenes against an adversary policy.",
+        "test_kwargs": {"scenario": 7, "base_planner": "human"},
+    },
 ]

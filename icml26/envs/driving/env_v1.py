@@ -35,6 +35,7 @@ __all__ = [
     "make_world_v1",
     "make_phi_v1",
     "sigma_params",
+    "with_overrides",
     "scripted_adversary_v1",
     "REWARDS",
     "SIGMAS",
@@ -62,6 +63,11 @@ def sigma_params(sigma: str, feasibility: Any = None) -> FeasibilityParams:
     if sigma not in SIGMAS:
         raise ValueError(f"ScenePilot-v1: sigma must be one of {SIGMAS}, got {sigma!r}")
     base = FeasibilityParams(mode="rss", combine="min") if sigma == "rss" else FeasibilityParams()
+    return with_overrides(base, feasibility)
+
+
+def with_overrides(base: FeasibilityParams, feasibility: Any = None) -> FeasibilityParams:
+    """``base`` with a dict of constants replaced, or a FeasibilityParams instead of it."""
     if feasibility is None:
         return base
     if isinstance(feasibility, FeasibilityParams):
@@ -361,6 +367,11 @@ class _V1Single:
 
     world: KinematicWorld
     feasibility_threshold: float
+    _sigma_params = staticmethod(sigma_params)  # sigma name -> FeasibilityParams (v2 overrides)
+
+    @staticmethod
+    def _tune_world(world: KinematicWorld) -> None:
+        """Version-specific world settings after construction (v1: none)."""
 
     def _v1_setup(
         self,
@@ -374,6 +385,7 @@ class _V1Single:
         self.reward_mode, self.sigma_mode = reward, sigma
         self.collision_bonus = float(collision_bonus)
         self.world.randomize, self.world.lights_on = bool(randomize), bool(traffic_lights)
+        self._tune_world(self.world)
         self.phi_learner = make_phi_v1(phi, 1)
         self.phi = None if self.phi_learner is None else self.phi_learner.net
         self._core = _CoreOne(
@@ -514,7 +526,7 @@ class ScenePilotV1Env(_V1Single, ScenePilotEnv):
             backend=backend,
             backend_kwargs=backend_kwargs,
             phi="ttc",
-            feasibility=sigma_params(sigma, feasibility),
+            feasibility=self._sigma_params(sigma, feasibility),
             feasibility_threshold=feasibility_threshold,
             max_steps=max_steps,
             render_mode=render_mode,
@@ -600,7 +612,7 @@ class ScenePilotAVV1Env(_V1Single, ScenePilotAVEnv):
             backend=backend,
             backend_kwargs=backend_kwargs,
             phi="ttc",
-            feasibility=sigma_params(sigma, feasibility),
+            feasibility=self._sigma_params(sigma, feasibility),
             feasibility_threshold=feasibility_threshold,
             collision_penalty=collision_penalty,
             max_steps=max_steps,
@@ -649,6 +661,9 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
     grow with N. ``set_feasibility_threshold(k)`` moves the gate.
     """
 
+    _sigma_params = staticmethod(sigma_params)
+    _tune_world = staticmethod(_V1Single._tune_world)
+
     def __init__(
         self,
         num_envs: int = 1,
@@ -671,7 +686,7 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **ignored: Any,
     ) -> None:
-        _check_v1("ScenePilot-v1 vector env", reward, collision_bonus)
+        _check_v1(self._label, reward, collision_bonus)
         super().__init__(
             num_envs=num_envs,
             scenario=scenario,
@@ -680,7 +695,7 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
             backend=backend,
             backend_kwargs=backend_kwargs,
             phi="ttc",
-            feasibility=sigma_params(sigma, feasibility),
+            feasibility=self._sigma_params(sigma, feasibility),
             feasibility_threshold=feasibility_threshold,
             max_steps=max_steps,
             render_mode=render_mode,
@@ -691,6 +706,7 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
         self.reward_mode, self.sigma_mode = reward, sigma
         self.collision_bonus = float(collision_bonus)
         self.world.randomize, self.world.lights_on = bool(randomize), bool(traffic_lights)
+        self._tune_world(self.world)
         self.phi_learner = make_phi_v1(phi, self.num_envs)
         self.phi = None if self.phi_learner is None else self.phi_learner.net
         self._core = _Core(
@@ -713,6 +729,17 @@ class ScenePilotV1VectorEnv(ScenePilotVectorEnv):
         return obs, info
 
     _label = "ScenePilot-v1 vector env"
+
+    def reset_scenes(
+        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
+    ) -> None:
+        """Start scenes ``idx`` afresh (drawing from ``rng``, on ``scenario`` if given) outside the
+        autoreset: the world and v1's per-scene bookkeeping (pre-collision window, sums, Phi rows)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        self.world.reset(idx, rng, scenario)
+        self._core.reset(idx)
+        if self._autoreset.size == self.num_envs:
+            self._autoreset[idx] = False
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         return np.clip(super()._check_actions(actions), -1.0, 1.0)

@@ -11,6 +11,9 @@ vectorized version the simulator uses, checked against the reference in the test
 
 ``mode="rss"`` swaps the code's safe distances for the full RSS distances of Shalev-Shwartz et
 al. (2017) with response time ``rho`` (not in the released code; offered as an option).
+``crossing="conflict"`` (ScenePilot-v2) scores cars on crossing routes by RSS's rule for routes of
+different geometry instead (:func:`conflict_slack`): how long the ego can still wait before no
+brake or throttle escape from the conflict region remains.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ __all__ = [
     "rss_longitudinal_same",
     "rss_longitudinal_opposite",
     "rss_lateral",
+    "conflict_slack",
+    "conflict_slack_batch",
+    "is_crossing",
 ]
 
 
@@ -65,6 +71,23 @@ class FeasibilityParams:
     # situation is dangerous only when BOTH the longitudinal and the lateral distance are unsafe
     # (Shalev-Shwartz et al. 2017, Def. 7), sigma = 1 - min(n_x, n_y) (ScenePilot-v1's sigma="rss").
     combine: Literal["norm", "min"] = "norm"
+    # Crossing routes (heading difference strictly between same_dir_deg and 180 - same_dir_deg).
+    # "axes": the two-axes rule above for every geometry (v0, v1). "conflict": RSS's rule for routes
+    # of different geometry (ScenePilot-v2's sigma="rss"): sigma = clip(T / cross_tau, -1, 1), T the
+    # latest time (s) at which the ego can still start an escape -- braking at cross_b_ego to stop
+    # before the conflict region or to reach it only after the other car has left, or accelerating at
+    # cross_a_ego to leave it before the other car arrives -- with the other car's arrival predicted at
+    # its current speed and acceleration along its heading (see :func:`conflict_slack`).
+    crossing: Literal["axes", "conflict"] = "axes"
+    # The release credits the gap the ego can still recover while closing (l = a t^2 / 2, t = need /
+    # closing speed). RSS's safe distances already hold the braking, so ScenePilot-v2 turns it off:
+    # with it an overlapping head-on car kept sigma ~0.6 at contact.
+    recover: bool = True
+    cross_b_ego: float = 8.0  # the simulated car's full brake (m/s^2)
+    cross_a_ego: float = 3.5  # the simulated car's full throttle (m/s^2)
+    cross_tau: float = (
+        1.0  # s of escape slack that count as fully feasible (RSS's ego response time)
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in ("code", "rss"):
@@ -73,6 +96,15 @@ class FeasibilityParams:
             raise ValueError(
                 f"FeasibilityParams.combine must be 'norm' or 'min', got {self.combine!r}"
             )
+        if self.crossing not in ("axes", "conflict"):
+            raise ValueError(
+                f"FeasibilityParams.crossing must be 'axes' or 'conflict', got {self.crossing!r}"
+            )
+        for name in ("cross_b_ego", "cross_a_ego", "cross_tau"):
+            if not getattr(self, name) > 0:
+                raise ValueError(
+                    f"FeasibilityParams.{name} must be > 0, got {getattr(self, name)!r}"
+                )
         for name in ("a_lon_av", "a_lon_npc", "a_lat_av", "a_lat_npc", "eps", "inf_dist"):
             if not getattr(self, name) > 0:
                 raise ValueError(
@@ -91,6 +123,8 @@ class BodyState:
     vy: float
     half_length: float = 2.5
     half_width: float = 1.0
+    ax: float = 0.0  # world acceleration (m/s^2); only the crossing rule "conflict" reads it
+    ay: float = 0.0
 
 
 # ------------------------------------------------------------------------ distance formulas
@@ -163,6 +197,154 @@ def rss_lateral(
     return mu + max(d, 0.0)
 
 
+_EPS_V = 0.05  # m/s: a car slower than this stands
+_V_IN = (
+    1.0  # m/s: scales how far inside the conflict region a car is into seconds (sigma < 0 there)
+)
+
+
+def is_crossing(dyaw: float, p: FeasibilityParams) -> bool:
+    """True when two headings ``dyaw`` apart are crossing routes (neither same nor opposite)."""
+    a = abs(dyaw)
+    return math.radians(p.same_dir_deg) < a < math.pi - math.radians(p.same_dir_deg)
+
+
+def _arrival(d: float, v: float, a: float) -> float:
+    """Time to cover ``d`` >= 0 m from speed ``v`` >= 0 at constant acceleration ``a`` (inf if it stops first)."""
+    if d <= 0.0:
+        return 0.0
+    disc = v * v + 2.0 * a * d
+    if disc < 0.0:
+        return math.inf
+    den = v + math.sqrt(disc)
+    return 2.0 * d / den if den > 1e-9 else math.inf
+
+
+def conflict_slack(
+    dx: float,
+    dy: float,
+    dyaw: float,
+    v_e: float,
+    v_n: float,
+    a_n: float,
+    size_e: tuple[float, float],
+    size_n: tuple[float, float],
+    b_ego: float = 8.0,
+    a_ego: float = 3.5,
+) -> float:
+    """The ego's escape slack (s) against a car on a crossing route (RSS, routes of different geometry).
+
+    Ego frame: the other car's centre at (``dx``, ``dy``), its heading ``dyaw``, its speed ``v_n`` and
+    acceleration ``a_n`` along that heading; the ego's speed ``v_e`` along its own heading; half
+    (length, width) ``size_e`` / ``size_n``. Both cars follow their heading rays; the conflict region
+    is where each body overlaps the other's path. The other car occupies it during [t_in, t_out]
+    (its current speed and acceleration; it never arrives if it stops first). The ego escapes by
+    braking at ``b_ego`` (stopping before the region, or entering it only after t_out) or by
+    accelerating at ``a_ego`` (leaving it before t_in). Returns the latest time from now at which
+    one of these escapes can still start: negative when none can (how late it is), ``inf`` when
+    there is no conflict (a car that has passed, stands or stops short of the region, or an ego
+    that clears it at its current speed).
+    """
+    c, s = math.cos(dyaw), math.sin(dyaw)
+    if abs(s) < 1e-6:
+        return math.inf
+    sa = abs(s)
+    p_e, p_n = dx - dy * c / s, -dy / s  # distances to the crossing point along each heading
+    h_e = size_e[0] + (size_n[1] + size_e[1] * abs(c)) / sa
+    h_n = size_n[0] + (size_e[1] + size_n[1] * abs(c)) / sa
+    d_e, x_e, d_n, x_n = p_e - h_e, p_e + h_e, p_n - h_n, p_n + h_n
+    if x_e <= 0.0 or x_n <= 0.0:
+        return math.inf
+    v_e, v_n = max(v_e, 0.0), max(v_n, 0.0)
+    t_in = _arrival(max(d_n, 0.0), v_n, a_n)
+    if t_in == math.inf:
+        return math.inf
+    t_out = _arrival(x_n, v_n, a_n)
+    b, a = b_ego, a_ego
+    # yield: stop short of the region, or brake so as to enter it only after t_out
+    if d_e <= 0.0:
+        t_yield = d_e / max(v_e, _V_IN)
+    elif v_e < _EPS_V:
+        t_yield = math.inf
+    else:
+        t_yield = (d_e - v_e * v_e / (2.0 * b)) / v_e
+        if t_out != math.inf:
+            if d_e >= v_e * t_out:
+                t_yield = math.inf
+            else:
+                w = 2.0 * b * (v_e * t_out - d_e)
+                if w <= v_e * v_e:
+                    q = v_e - math.sqrt(w)
+                    t_yield = max(t_yield, (d_e - (v_e * v_e - q * q) / (2.0 * b)) / v_e)
+    # rush: leave the region before t_in
+    if v_e < _EPS_V:
+        t_rush = t_in - math.sqrt(2.0 * x_e / a)
+    elif x_e <= v_e * t_in:
+        t_rush = math.inf
+    else:
+        r = v_e + math.sqrt(2.0 * a * (x_e - v_e * t_in))
+        t_rush = (x_e - (r * r - v_e * v_e) / (2.0 * a)) / v_e
+    return max(t_yield, t_rush)
+
+
+def conflict_slack_batch(
+    dx: np.ndarray,
+    dy: np.ndarray,
+    dyaw: np.ndarray,
+    v_e: np.ndarray,
+    v_n: np.ndarray,
+    a_n: np.ndarray,
+    size_e: tuple[np.ndarray, np.ndarray],
+    size_n: tuple[np.ndarray, np.ndarray],
+    b_ego: float = 8.0,
+    a_ego: float = 3.5,
+) -> np.ndarray:
+    """:func:`conflict_slack` for arrays (N,)."""
+    inf = np.inf
+    c, s = np.cos(dyaw), np.sin(dyaw)
+    par = np.abs(s) < 1e-6
+    s_safe = np.where(par, 1.0, s)
+    sa = np.abs(s_safe)
+    p_e, p_n = dx - dy * c / s_safe, -dy / s_safe
+    h_e = size_e[0] + (size_n[1] + size_e[1] * np.abs(c)) / sa
+    h_n = size_n[0] + (size_e[1] + size_n[1] * np.abs(c)) / sa
+    d_e, x_e, d_n, x_n = p_e - h_e, p_e + h_e, p_n - h_n, p_n + h_n
+    none = par | (x_e <= 0.0) | (x_n <= 0.0)
+    v_e, v_n = np.maximum(v_e, 0.0), np.maximum(v_n, 0.0)
+    b, a = b_ego, a_ego
+    with np.errstate(divide="ignore", invalid="ignore"):
+
+        def arrival(d: np.ndarray) -> np.ndarray:
+            disc = v_n * v_n + 2.0 * a_n * d
+            den = v_n + np.sqrt(np.maximum(disc, 0.0))
+            t = np.where((disc < 0.0) | (den <= 1e-9), inf, 2.0 * d / np.maximum(den, 1e-9))
+            return np.where(d <= 0.0, 0.0, t)
+
+        t_in = arrival(np.maximum(d_n, 0.0))
+        t_out = arrival(x_n)
+        none |= np.isinf(t_in)
+        moving = v_e >= _EPS_V
+        vs = np.where(moving, v_e, 1.0)
+        t_stop = (d_e - vs * vs / (2.0 * b)) / vs
+        w = 2.0 * b * (vs * t_out - d_e)
+        q = vs - np.sqrt(np.clip(w, 0.0, None))
+        t_star = np.where(
+            np.isfinite(t_out) & (w <= vs * vs), (d_e - (vs * vs - q * q) / (2.0 * b)) / vs, -inf
+        )
+        t_star = np.where(np.isfinite(t_out) & (d_e >= vs * t_out), inf, t_star)
+        t_yield = np.where(moving, np.maximum(t_stop, t_star), inf)
+        t_yield = np.where(d_e <= 0.0, d_e / np.maximum(v_e, _V_IN), t_yield)
+        r = vs + np.sqrt(np.clip(2.0 * a * (x_e - vs * t_in), 0.0, None))
+        t_rush = np.where(x_e <= vs * t_in, inf, (x_e - (r * r - vs * vs) / (2.0 * a)) / vs)
+        t_rush = np.where(moving, t_rush, t_in - np.sqrt(2.0 * np.maximum(x_e, 0.0) / a))
+    return np.where(none, inf, np.maximum(t_yield, t_rush))
+
+
+def conflict_sigma(slack: float | np.ndarray, p: FeasibilityParams) -> float | np.ndarray:
+    """sigma of the crossing rule: the escape slack in units of ``cross_tau``, clipped to [-1, 1]."""
+    return np.clip(np.asarray(slack, dtype=np.float64) / p.cross_tau, -1.0, 1.0)
+
+
 def _safe_distances(
     dx: float,
     dy: float,
@@ -218,6 +400,14 @@ def sigma_reference(
     vax, vay = c_yaw * ego.vx + s_yaw * ego.vy, -s_yaw * ego.vx + c_yaw * ego.vy
     vnx, vny = c_yaw * npc.vx + s_yaw * npc.vy, -s_yaw * npc.vx + c_yaw * npc.vy
     dyaw = (npc.yaw - ego.yaw + math.pi) % (2 * math.pi) - math.pi
+    if p.crossing == "conflict" and is_crossing(dyaw, p):
+        v_n = vnx * math.cos(dyaw) + vny * math.sin(dyaw)
+        a_n = npc.ax * math.cos(npc.yaw) + npc.ay * math.sin(npc.yaw)
+        size_e, size_n = (ego.half_length, ego.half_width), (npc.half_length, npc.half_width)
+        slack = conflict_slack(
+            dx, dy, dyaw, vax, v_n, a_n, size_e, size_n, p.cross_b_ego, p.cross_a_ego
+        )
+        return float(conflict_sigma(slack, p))
 
     d_phys_x, d_phys_y = _safe_distances(dx, dy, vax, vay, vnx, vny, dyaw, p)
     if d_phys_x >= 0.9 * p.inf_dist or d_phys_y >= 0.9 * p.inf_dist:
@@ -263,8 +453,8 @@ def sigma_reference(
     t = min(t_x, t_y)
     if not math.isfinite(t):
         t = 0.0
-    l_x = 0.5 * p.a_lon_av * t**2 if close_x else 0.0
-    l_y = 0.5 * p.a_lat_av * t**2 if close_y else 0.0
+    l_x = 0.5 * p.a_lon_av * t**2 if close_x and p.recover else 0.0
+    l_y = 0.5 * p.a_lat_av * t**2 if close_y and p.recover else 0.0
     need_x_hat, need_y_hat = max(0.0, need_x - l_x), max(0.0, need_y - l_y)
     nx = need_x_hat / max(max(dphys_e_x + clear_e_x, dphys_n_xp + clear_n_xp), p.eps)
     ny = need_y_hat / max(max(dphys_e_y + clear_e_y, dphys_n_yp + clear_n_yp), p.eps)
@@ -301,12 +491,17 @@ def _rss_lat_v(v1: np.ndarray, v2: np.ndarray, p: FeasibilityParams) -> np.ndarr
 
 
 def sigma_batch(
-    ego: np.ndarray, npc: np.ndarray, present: np.ndarray, p: FeasibilityParams | None = None
+    ego: np.ndarray,
+    npc: np.ndarray,
+    present: np.ndarray,
+    p: FeasibilityParams | None = None,
+    npc_acc: np.ndarray | None = None,
 ) -> np.ndarray:
     """sigma for a batch: ``ego`` and ``npc`` are (N, 7) arrays [x, y, yaw, vx, vy, half_l, half_w].
 
     ``present`` (N,) bool marks rows that have an NPC (others get 0.0, like the release).
     Infinite safe distances give -1.0 (the release's ``None`` mapped as the env does).
+    ``npc_acc`` (N,): the NPC's acceleration along its heading (read by ``crossing="conflict"`` only).
     """
     p = p or FeasibilityParams()
     x, y, yaw, evx, evy, L_av, W_av = (ego[:, i] for i in range(7))
@@ -389,8 +584,8 @@ def sigma_batch(
         t_y = np.where(close_y & (need_y > 0), need_y / np.maximum(dvy, p.ttc_eps), np.inf)
     t = np.minimum(t_x, t_y)
     t = np.where(np.isfinite(t), t, 0.0)
-    l_x = np.where(close_x, 0.5 * p.a_lon_av * t**2, 0.0)
-    l_y = np.where(close_y, 0.5 * p.a_lat_av * t**2, 0.0)
+    l_x = np.where(close_x & p.recover, 0.5 * p.a_lon_av * t**2, 0.0)
+    l_y = np.where(close_y & p.recover, 0.5 * p.a_lat_av * t**2, 0.0)
     nxh = np.maximum(0.0, need_x - l_x) / np.maximum(
         np.maximum(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps
     )
@@ -403,6 +598,25 @@ def sigma_batch(
         sigma = 1.0 - (nxh**p.p_norm + nyh**p.p_norm) ** (1.0 / p.p_norm)
     sigma = np.where(all_clear, 1.0, sigma)
     sigma = np.where(infinite, -1.0, sigma)
+    if p.crossing == "conflict":
+        lo, hi = np.radians(p.same_dir_deg), np.pi - np.radians(p.same_dir_deg)
+        cross = (np.abs(dyaw) > lo) & (np.abs(dyaw) < hi)
+        if cross.any():
+            v_n = vnx * cd + vny * sd
+            a_n = np.zeros_like(v_n) if npc_acc is None else np.asarray(npc_acc, np.float64)
+            slack = conflict_slack_batch(
+                dx,
+                dy,
+                dyaw,
+                vax,
+                v_n,
+                a_n,
+                (L_av, W_av),
+                (L_npc, W_npc),
+                p.cross_b_ego,
+                p.cross_a_ego,
+            )
+            sigma = np.where(cross, conflict_sigma(slack, p), sigma)
     return np.where(present, sigma, 0.0)
 
 

@@ -101,9 +101,10 @@ def apply_reset(w: KinematicWorld, idx: np.ndarray, rng: np.random.Generator) ->
     n = len(idx)
     u = rng.uniform(-1.0, 1.0, size=(n, 6))  # one block per reset: same seed, same episode
     P = w.rparams
+    ranges = RANGES if getattr(w, "ranges", None) is None else w.ranges
     for r, i in enumerate(idx):
         sc = int(w.scn[i])
-        rg = RANGES[sc]
+        rg = ranges[sc]
         if w.randomize:
             shift = rg.get("shift_bias", 0.0) + rg["shift"] * u[r, 0]
             adv = rg.get("adv_bias", 0.0) + rg["adv"] * u[r, 1]
@@ -124,6 +125,11 @@ def apply_reset(w: KinematicWorld, idx: np.ndarray, rng: np.random.Generator) ->
             w.x[i, j] += shift + math.cos(w.yaw[i, j]) * off
             w.y[i, j] += math.sin(w.yaw[i, j]) * off
         w.scripted_speed[i, 2] *= spd
+        if (
+            w.randomize and "ego_speed" in rg
+        ):  # v2: the scene starts with the ego (and adversary) moving
+            w.v[i, 0] = rng.uniform(*rg["ego_speed"])
+            w.v[i, 1] = rng.uniform(*rg.get("adv_speed", (0.0, 0.0)))
         lit = LIGHTS.get(sc) if w.lights_on else None
         w.has_light[i] = lit is not None
         if lit is None:

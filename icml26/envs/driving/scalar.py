@@ -32,6 +32,7 @@ from icml26.envs.driving.constants import (
     STRICT_K,
     TABLES,
 )
+from icml26.envs.driving.feasibility import conflict_slack
 from icml26.envs.driving.realism import light_brake_one
 from icml26.envs.driving.scenarios import KIND_NONE, KIND_STATIC, KIND_WALKER, LANE
 
@@ -255,9 +256,14 @@ def _combine(nxh: float, nyh: float, p: FeasibilityParams) -> float:
 
 
 def sigma_one(
-    ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityParams, same_dir_rad: float
+    ego: tuple[float, ...],
+    npc: tuple[float, ...],
+    p: FeasibilityParams,
+    same_dir_rad: float,
+    a_n: float = 0.0,
 ) -> float:
-    """``feasibility.sigma_batch`` for one (ego, NPC) pair present: [x, y, yaw, vx, vy, half_l, half_w] each."""
+    """``feasibility.sigma_batch`` for one (ego, NPC) pair present: [x, y, yaw, vx, vy, half_l, half_w] each
+    (``a_n``: the NPC's acceleration along its heading, read by ``crossing="conflict"`` only)."""
     x, y, yaw, evx, evy, L_av, W_av = ego
     nxp, nyp, nyaw, nvx, nvy, L_npc, W_npc = npc
     cy, sy = _cos(yaw), _sin(yaw)
@@ -267,6 +273,12 @@ def sigma_one(
     vnx, vny = cy * nvx + sy * nvy, -sy * nvx + cy * nvy
     dyaw = (nyaw - yaw + _PI) % _TWO_PI - _PI
     same_dir = abs(dyaw) <= same_dir_rad
+    if p.crossing == "conflict" and same_dir_rad < abs(dyaw) < _PI - same_dir_rad:
+        v_n = vnx * _cos(dyaw) + vny * _sin(dyaw)
+        slack = conflict_slack(
+            dx, dy, dyaw, vax, v_n, a_n, (L_av, W_av), (L_npc, W_npc), p.cross_b_ego, p.cross_a_ego
+        )
+        return min(max(slack / p.cross_tau, -1.0), 1.0)
     eps = p.eps
     if p.mode == "code":
         if same_dir:
@@ -344,8 +356,8 @@ def sigma_one(
     t = min(t_x, t_y)
     if t == _INF:
         t = 0.0
-    l_x = 0.5 * p.a_lon_av * (t * t) if close_x else 0.0
-    l_y = 0.5 * p.a_lat_av * (t * t) if close_y else 0.0
+    l_x = 0.5 * p.a_lon_av * (t * t) if close_x and p.recover else 0.0
+    l_y = 0.5 * p.a_lat_av * (t * t) if close_y and p.recover else 0.0
     nxh = max(0.0, need_x - l_x) / max(max(d_phys_x + clear_e_x, dphys_n_xp + clear_n_xp), eps)
     nyh = max(0.0, need_y - l_y) / max(max(d_phys_y + clear_e_y, dphys_n_yp + clear_n_yp), eps)
     return _combine(nxh, nyh, p)
@@ -671,8 +683,9 @@ def step_scene(w: KinematicWorld, adv: list[float], ego_control: list[float] | N
     acc, steer = [acc_e, 0.0, 0.0], [steer_e, 0.0, 0.0]
     # ---- adversary (body 1) and the scripted third body: full throttle / full brake to a target speed
     if w.action_mode == "speed":
-        target = tb["adv_base"][scn] + tb["adv_scale"][scn] * adv[0]
-        lead_after = tb["lead_after"][scn]
+        atb = tb if w.adv_tables is None else w.adv_tables
+        target = float(atb["adv_base"][scn]) + float(atb["adv_scale"][scn]) * adv[0]
+        lead_after = float(atb["lead_after"][scn])
         if (
             lead_after > 0
             and _hypot(X[1] - float(w.spawn_x[0, 1]), Y[1] - float(w.spawn_y[0, 1])) < lead_after
@@ -850,7 +863,10 @@ def measure_one(
     j = best
     ego = (X[0], Y[0], sc.yaw[0], sc.vx[0], sc.vy[0], sc.L[0] / 2, sc.W[0] / 2)
     npc = (X[j], Y[j], sc.yaw[j], sc.vx[j], sc.vy[j], sc.L[j] / 2, sc.W[j] / 2)
-    sig = sigma_one(ego, npc, w.feas, _same_dir_rad(w.feas))
+    a_n = 0.0
+    if w.feas.crossing == "conflict":
+        a_n = sc.ax[j] * _cos(sc.yaw[j]) + sc.ay[j] * _sin(sc.yaw[j])
+    sig = sigma_one(ego, npc, w.feas, _same_dir_rad(w.feas), a_n)
     rx, ry = X[j] - X[0], Y[j] - Y[0]
     rvx, rvy = sc.vx[j] - sc.vx[0], sc.vy[j] - sc.vy[0]
     dist = max(_hypot(rx, ry), 1e-3)

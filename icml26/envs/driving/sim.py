@@ -262,6 +262,10 @@ class KinematicWorld:
         self.lights_on = False
         self.rparams: dict[str, np.ndarray] | None = None
         self.has_light = np.zeros(N, dtype=bool)
+        # ScenePilot-v2: per-scenario ranges of the randomized parameters (None: realism.RANGES) and
+        # overrides of the adversary tables adv_base / adv_scale / lead_after (None: TABLES')
+        self.ranges: dict[int, dict[str, Any]] | None = None
+        self.adv_tables: dict[str, np.ndarray] | None = None
 
     @property
     def fast_path(self) -> bool:
@@ -326,6 +330,10 @@ class KinematicWorld:
             apply_reset(self, idx, rng)
         self.spawn_x[idx], self.spawn_y[idx] = self.x[idx], self.y[idx]
         self.vx[idx], self.vy[idx], self.ax[idx], self.ay[idx] = 0.0, 0.0, 0.0, 0.0
+        v0 = self.v[idx]
+        if (v0 != 0.0).any():  # ScenePilot-v2 scenes may start moving (realism "ego_speed")
+            self.vx[idx] = np.where(v0 != 0.0, v0 * np.cos(self.yaw[idx]), 0.0)
+            self.vy[idx] = np.where(v0 != 0.0, v0 * np.sin(self.yaw[idx]), 0.0)
         self.frozen[idx] = False
         self.t[idx] = 0
         self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
@@ -632,8 +640,9 @@ class KinematicWorld:
         # ---- adversary (body 1)
         a = np.asarray(adv_action, dtype=np.float64)
         if self.action_mode == "speed":
-            target = tb["adv_base"][self.scn] + tb["adv_scale"][self.scn] * a[:, 0]
-            lead_after = tb["lead_after"][self.scn]
+            atb = tb if self.adv_tables is None else self.adv_tables
+            target = atb["adv_base"][self.scn] + atb["adv_scale"][self.scn] * a[:, 0]
+            lead_after = atb["lead_after"][self.scn]
             moved = np.hypot(self.x[:, 1] - self.spawn_x[:, 1], self.y[:, 1] - self.spawn_y[:, 1])
             scripted_phase = (lead_after > 0) & (moved < lead_after)
             target = np.where(scripted_phase, SCRIPTED_REACH, target)
@@ -823,7 +832,13 @@ class KinematicWorld:
             ],
             axis=1,
         )
-        sig = sigma_batch(ego, npc, present, self.feas)
+        a_n = None
+        if (
+            self.feas.crossing == "conflict"
+        ):  # ScenePilot-v2: the crossing rule reads the NPC's acceleration
+            yaw_n = self.yaw[r, j]
+            a_n = self.ax[r, j] * np.cos(yaw_n) + self.ay[r, j] * np.sin(yaw_n)
+        sig = sigma_batch(ego, npc, present, self.feas, a_n)
         dist, closing, ttc = ttc_batch(ego[:, :2], ego[:, 3:5], npc[:, :2], npc[:, 3:5], present)
         del closing
         rel = npc[:, :2] - ego[:, :2]
