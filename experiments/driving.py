@@ -402,6 +402,83 @@ def _band(rows: list[dict[str, float]], k: float, key: Any = _pre_sigma) -> str:
     return _fmt_wilson(int(sum(key(r) >= k for r in coll)), len(coll))
 
 
+def _band_tests(units: list[dict[str, Any]], scen: list[int], k: float = 0.0) -> list[str]:
+    """Does the band share tell the reckless actor from the scripted one? Fisher's exact test on the
+    collisions' band counts at ``k``, per scenario, Holm over the rows."""
+    from scipy.stats import fisher_exact
+
+    from icml26.stats import holm
+
+    arms = [a for a in ("reckless", "reckless-1d") if a in _arms(units)]
+    if not arms:
+        return []
+    rows, ps = [], []
+    for sc in scen:
+        us = [u for u in units if u["scenario"] == sc]
+
+        def counts(arm: str, us: list[dict[str, Any]] = us) -> tuple[int, int]:
+            coll = [r for u in us for r in u["episodes"][arm] if r["collision"]]
+            return int(sum(_pre_sigma(r) >= k for r in coll)), len(coll)
+
+        b0, n0 = counts("scripted")
+        for arm in arms:
+            b1, n1 = counts(arm)
+            if n0 == 0 or n1 == 0:
+                continue
+            p = float(fisher_exact([[b0, n0 - b0], [b1, n1 - b1]])[1])
+            rows.append((sc, arm, b0, n0, b1, n1, p))
+            ps.append(p)
+    if not rows:
+        return []
+    adj = holm(ps)
+    lines = [
+        "",
+        f"Band share at k = {k:g}, scripted vs the reckless actor (Fisher's exact test on the collisions, Holm over the rows):",
+        "",
+        "| scenario | arm | scripted: band / collisions | arm: band / collisions | p | Holm p |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (sc, arm, b0, n0, b1, n1, p), ap in zip(rows, adj):
+        lines.append(
+            f"| {sc} | {arm} | {b0}/{n0} = {b0 / n0:.2f} | {b1}/{n1} = {b1 / n1:.2f} | {p:.3g} | {ap:.3g} |"
+        )
+    return lines
+
+
+def _band_rate_tests(units: list[dict[str, Any]], scen: list[int], k: float) -> list[str]:
+    """The paper's mechanism: the rate of boundary-band collisions (per episode: collision with a
+    pre-collision minimum sigma >= k), ScenePilot minus PPO-risk and minus scripted, per seed."""
+    from icml26.stats import holm, paired_test
+
+    def rate(u: dict[str, Any], arm: str) -> float:
+        return float(np.mean([r["collision"] and _pre_sigma(r) >= k for r in u["episodes"][arm]]))
+
+    rows, ps = [], []
+    for sc in scen:
+        us = sorted((u for u in units if u["scenario"] == sc), key=lambda u: u["seed"])
+        sp = [rate(u, "scenepilot") for u in us]
+        for arm in ("ppo-risk", "scripted"):
+            r = paired_test(sp, [rate(u, arm) for u in us], seed=sc)
+            rows.append(
+                (sc, arm, float(np.mean(sp)), float(np.mean([rate(u, arm) for u in us])), r)
+            )
+            ps.append(r.p_value)
+    adj = holm(ps)
+    lines = [
+        "",
+        f"Boundary-band collision rate (share of episodes ending in a collision with pre-collision minimum sigma >= {k:g}), "
+        "ScenePilot minus PPO-risk and minus scripted (per-seed paired, Holm over the rows):",
+        "",
+        "| scenario | ScenePilot minus | ScenePilot | other | diff (pp) [95% CI] | p | Holm p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (sc, arm, a, b, r), ap in zip(rows, adj):
+        lines.append(
+            f"| {sc} | {arm} | {a:.3f} | {b:.3f} | {100 * r.diff:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}] | {r.p_value:.3g} | {ap:.3g} |"
+        )
+    return lines
+
+
 def _table_rates(units: list[dict[str, Any]], scen: list[int], k: float) -> list[str]:
     lines = [
         f"| scenario | arm | collision rate [Wilson 95%] | boundary-band share at k = {k:g} | same, sigma up to contact | red-light violations | episodes |",
@@ -640,6 +717,110 @@ def _defense_lines(units: list[dict[str, Any]], scen: list[int], cfg: dict[str, 
     return lines
 
 
+def _figures(units: list[dict[str, Any]], scen: list[int], page: Path) -> list[str]:
+    """Three figures next to the page: collision rate and band share per arm, the gate during
+    training, the defense before/after. Returns the markdown that shows them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from icml26.stats import wilson_ci
+
+    fig_dir = page.parent / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    arms = _arms(units)
+    names = []
+    # 1. collision rate (Wilson) and boundary-band share at k = 0 per arm and scenario
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    w = 0.8 / len(scen)
+    for j, sc in enumerate(scen):
+        rows = {
+            a: [r for u in units if u["scenario"] == sc for r in u["episodes"][a]] for a in arms
+        }
+        for ax, which in zip(axes, ("rate", "band")):
+            est, lo, hi = [], [], []
+            for a in arms:
+                rr = rows[a] if which == "rate" else [r for r in rows[a] if r["collision"]]
+                k = (
+                    sum(r["collision"] for r in rr)
+                    if which == "rate"
+                    else sum(_pre_sigma(r) >= 0.0 for r in rr)
+                )
+                if not rr:
+                    est.append(np.nan), lo.append(0.0), hi.append(0.0)
+                    continue
+                iv = wilson_ci(int(k), len(rr))
+                (
+                    est.append(k / len(rr)),
+                    lo.append(k / len(rr) - iv.low),
+                    hi.append(iv.high - k / len(rr)),
+                )
+            x = np.arange(len(arms)) + (j - (len(scen) - 1) / 2) * w
+            ax.bar(x, est, w, yerr=[lo, hi], capsize=2, label=f"scenario {sc}")
+    for ax, title in zip(
+        axes,
+        ("ego collision rate (Wilson 95%)", "boundary-band share of collisions at k = 0"),
+    ):
+        ax.set_xticks(np.arange(len(arms)))
+        ax.set_xticklabels(arms, rotation=40, ha="right", fontsize=8)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(title)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    names.append(("driving_v2_rates.png", "collision rate and boundary-band share per arm"))
+    fig.savefig(fig_dir / names[-1][0], dpi=110)
+    plt.close(fig)
+    # 2. the gate during training
+    fig, axes = plt.subplots(1, len(scen), figsize=(4 * len(scen), 3.2), squeeze=False)
+    for ax, sc in zip(axes[0], scen):
+        cs = [u["scenepilot_curve"] for u in units if u["scenario"] == sc]
+        for key in ("feasible_ratio", "gate_share", "collision_rate"):
+            ax.plot(np.mean([c[key] for c in cs], axis=0), label=key)
+        ax.plot(cs[0]["k"], "k--", lw=0.8, label="k")
+        ax.set_title(f"ScenePilot training, scenario {sc} (mean over seeds)", fontsize=9)
+        ax.set_xlabel("PPO update")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    names.append(
+        ("driving_v2_training.png", "feasible ratio, gate share and collision rate during training")
+    )
+    fig.savefig(fig_dir / names[-1][0], dpi=110)
+    plt.close(fig)
+    # 3. the defense: ego collision rate before and after, per scenario and adversary
+    us = [u for u in units if u.get("defense")]
+    if us:
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        labels, xb = [], 0
+        for sc in scen:
+            for key, label in DEFENSE_VS:
+                for t, col in (("before", "tab:gray"), ("after", "tab:green")):
+                    v = np.concatenate([u["defense"][t][key] for u in us if u["scenario"] == sc])
+                    iv = wilson_ci(int(v.sum()), len(v))
+                    off = -0.2 if t == "before" else 0.2
+                    ax.bar(
+                        xb + off,
+                        v.mean(),
+                        0.4,
+                        color=col,
+                        yerr=[[v.mean() - iv.low], [iv.high - v.mean()]],
+                        capsize=2,
+                    )
+                labels.append(
+                    f"{sc}: {label.split(' (')[0]}{' (s)' if 'sampling' in label else ''}"
+                )
+                xb += 1
+        ax.set_xticks(np.arange(len(labels)))
+        ax.set_xticklabels(labels, rotation=40, ha="right", fontsize=7)
+        ax.set_ylabel("ego collision rate")
+        ax.set_title("defense: before (grey) / after (green) fine-tuning the residual", fontsize=9)
+        fig.tight_layout()
+        names.append(("driving_v2_defense.png", "ego collision rate before/after the defense"))
+        fig.savefig(fig_dir / names[-1][0], dpi=110)
+        plt.close(fig)
+    return [f"![{alt}](figures/{n})" for n, alt in names]
+
+
 ENV_TEXT = {
     "v1": "`icml26/ScenePilot-v1` (reward `collision`, sigma `rss` = RSS distances with the 'both axes unsafe' rule, "
     "randomized scenarios, traffic lights)",
@@ -726,6 +907,8 @@ def cmd_report(a: argparse.Namespace) -> None:
         "Boundary-band share of collisions at several k (all reported scenarios pooled; Wilson 95%):",
         "",
         *_band_k_table(units, scen),
+        *_band_tests(units, scen),
+        *_band_rate_tests(units, scen, k_final),
         "",
         "## Paired tests (per-seed collision rates, ScenePilot minus each arm; bootstrap CI, sign-flip p, Holm over all rows)",
         "",
@@ -753,6 +936,8 @@ def cmd_report(a: argparse.Namespace) -> None:
         "",
         _cost_line(units),
     ]
+    if a.figures:
+        lines += ["", "## Figures", "", *_figures(units, scen, Path(a.page))]
     lines += [
         "",
         "## Transfer: kinematic-trained adversaries on MetaDrive physics",
@@ -801,6 +986,7 @@ def main() -> None:
     p.add_argument("--planner", default="idm")
     p.add_argument("--page", default=str(PAGE))
     p.add_argument("--transfer", default=None, help="transfer json (default: the store's)")
+    p.add_argument("--figures", action="store_true", help="write figures next to the page")
     add_allow_dirty(p)
     for sp_ in (r, t, p):
         sp_.add_argument("--store", default=str(STORE), help="folder of the cached units")
