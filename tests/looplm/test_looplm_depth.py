@@ -25,7 +25,9 @@ from icml26.envs.looplm.tokenizer import CharTokenizer
 from icml26.stats import mcnemar_exact
 
 torch.set_num_threads(1)
-DEPTH_TASKS = ("looplm/addition-2d-1block",)
+DEPTH_TASKS = ("looplm/addition-2d-1block", "looplm/permutation-hops-8x3")
+# tasks where a 1-loop model with the same parameters and steps is clearly worse (addition is not)
+NEEDS_DEPTH = ("looplm/permutation-hops-8x3",)
 
 
 def test_permutation_power_hand_case_and_independent_recomputation() -> None:
@@ -112,12 +114,16 @@ def test_permutation_hops_hand_case_and_distinct_orbit() -> None:
         make_generator("permutation_hops", size=4, hops=4)
 
 
-def _shipped(task_id: str):  # type: ignore[no-untyped-def]
-    """The task's warm start as LoopLMAgent builds it; it must come from the shipped checkpoint."""
+def _shipped(task_id: str, n_loops: int = 4):  # type: ignore[no-untyped-def]
+    """The task's warm start as LoopLMAgent builds it; it must come from the shipped checkpoint.
+    ``n_loops=1``: the 1-loop model with the same parameters, steps and seed (``depth``)."""
     t = bm.get_task(task_id)
     u = gym.make(t.env_id, split="train", **t.env_kwargs).unwrapped
     cfg = LoopConfig(
-        vocab_size=CharTokenizer().vocab_size, n_layers=int(t.budget.extra["n_layers"])
+        vocab_size=CharTokenizer().vocab_size,
+        n_layers=int(t.budget.extra["n_layers"]),
+        n_loops=n_loops,
+        inject_input=bool(t.budget.extra.get("inject_input", False)),
     )
     wcfg = WarmStartConfig(
         steps=int(t.budget.extra["warm_start_steps"]), batch_size=64, lr=3e-3, beta_entropy=0.05
@@ -146,6 +152,22 @@ def test_shipped_warm_start_is_in_the_band_and_its_accuracy_rises_with_depth(tas
     assert 0.3 <= acc[-1] <= 0.7, acc  # the band RL needs (groups with reward spread)
     assert acc[-1] >= acc[0] + 0.1, acc  # loop 4 clearly beats loop 1 at equal parameters
     assert mcnemar_exact(per_loop[-1], per_loop[0]) < 1e-3
+
+
+@pytest.mark.parametrize("task_id", NEEDS_DEPTH)
+def test_a_one_loop_model_with_the_same_parameters_is_clearly_worse(task_id: str) -> None:
+    """The issue's precondition: trained the same steps from the same seed, the 1-loop model (one
+    block, same parameter count) stays far below the looped warm start's final loop."""
+    t, u, looped = _shipped(task_id)
+    _, _, one = _shipped(task_id, n_loops=1)
+    assert sum(p.numel() for p in one.parameters()) == sum(p.numel() for p in looped.parameters())
+    test = ProblemSampler(u.generator, "test", u.sampler.test_fraction).batch(400, 2025)
+    r4, r1 = (
+        decode_and_score(LoopedPolicy(m), test, lambda p: p.prompt, u.score, 3)[0]
+        for m in (looped, one)
+    )
+    assert r4.mean() >= r1.mean() + 0.15, (r4.mean(), r1.mean())
+    assert mcnemar_exact(r4, r1) < 1e-3
 
 
 @pytest.mark.parametrize("task_id", DEPTH_TASKS)

@@ -183,3 +183,43 @@ def test_bad_model_inputs_raise_clear_errors() -> None:
         m(torch.zeros(3, dtype=torch.long))
     with pytest.raises(ValueError, match="not divisible"):
         LoopConfig(vocab_size=V, d_model=30, n_heads=4)
+
+
+def test_input_injection_adds_the_embedded_prompt_before_every_later_loop() -> None:
+    """Hand recomputation: h_1 = B(e), h_t = B(h_{t-1} + e); off by default (h_t = B(h_{t-1}))."""
+    ids, mask = _prompts()
+    for inject in (False, True):
+        m = _model(inject_input=inject)
+        pos = (mask.long().cumsum(-1) - 1).clamp(min=0)
+        n = ids.shape[1]
+        causal = torch.ones(n, n, dtype=torch.bool).tril()[None, None] & mask[:, None, None, :]
+        causal = causal | torch.eye(n, dtype=torch.bool)[None, None]
+        e = m.embed(ids) + m.pos(pos)
+        h, want = e, []
+        for t in range(m.config.n_loops):
+            if t and inject:
+                h = h + e
+            for blk in m.blocks:
+                h, _ = blk(h, causal, None)
+            want.append(m.head(m.norm(h)))
+        got = m(ids, mask, return_per_loop_logits=True).per_loop_logits
+        torch.testing.assert_close(got, torch.stack(want, 2), atol=1e-5, rtol=1e-5)
+    a = _model(inject_input=True)(ids, mask, return_per_loop_logits=True).per_loop_logits
+    b = _model(inject_input=False)(ids, mask, return_per_loop_logits=True).per_loop_logits
+    torch.testing.assert_close(a[:, :, 0], b[:, :, 0])  # loop 1 is the same network
+    assert (a[:, :, 1:] - b[:, :, 1:]).abs().max() > 1e-2  # later loops see the prompt again
+
+
+def test_input_injection_keeps_the_kv_cache_exact_and_survives_save_load(tmp_path) -> None:
+    m = _model(inject_input=True)
+    ids, mask = _prompts()
+    full = m(ids, mask)
+    head = m(ids[:, :-2], mask[:, :-2], use_cache=True)
+    tail = m(ids[:, -2:], mask, past_key_values=head.past_key_values, use_cache=True)
+    torch.testing.assert_close(tail.logits, full.logits[:, -2:], atol=1e-5, rtol=1e-5)
+    m.save(tmp_path / "m.pt")
+    back = LoopedTransformer.load(tmp_path / "m.pt")
+    assert back.config.inject_input is True
+    torch.testing.assert_close(back(ids, mask).logits, full.logits)
+    with pytest.raises(ValueError, match="inject_input"):
+        LoopConfig(vocab_size=V, inject_input=1)  # type: ignore[arg-type]

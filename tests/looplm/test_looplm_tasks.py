@@ -114,6 +114,7 @@ def test_registered_agents_and_bad_kwargs() -> None:
         "looplm/addition-2d",
         "looplm/multiplication-2x1",
         "looplm/addition-2d-1block",
+        "looplm/permutation-hops-8x3",
     }
 
 

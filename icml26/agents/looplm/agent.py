@@ -45,7 +45,8 @@ class LoopLMAgent:
         ``beta_kl``, ``group_size``, ``prompts_per_step``, ``kl_placement``, ``clip_eps``,
         ``updates_per_batch``, ``minibatches``, ``length_norm``, ``progressive_alpha``, ...).
         The budget's ``extra`` may also set ``lr``, ``updates_per_batch`` and ``minibatches``
-        (keywords given here win); REINFORCE always makes one update per batch.
+        (keywords given here win); REINFORCE always makes one update per batch. The budget's
+        ``extra["inject_input"]`` turns on the model's input injection (default off).
 
     The budget's ``extra["warm_start_seed"]``, when present, seeds the warm start instead of the
     trial seed, so every arm and every seed of a task starts from one cached checkpoint (the
@@ -136,7 +137,9 @@ class LoopLMAgent:
         if self.policy is None:
             layers = self.model_cfg["n_layers"] or int(budget.extra.get("n_layers", 2))
             cfg = LoopConfig(
-                vocab_size=self.tokenizer.vocab_size, **{**self.model_cfg, "n_layers": layers}
+                vocab_size=self.tokenizer.vocab_size,
+                **{**self.model_cfg, "n_layers": layers},
+                inject_input=bool(budget.extra.get("inject_input", False)),
             )
             wcfg = WarmStartConfig(**{**asdict(self.warm_cfg), "steps": warm_steps})
             task_key = {

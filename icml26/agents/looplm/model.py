@@ -4,10 +4,13 @@ One stack of ``n_layers`` pre-norm decoder blocks is applied ``n_loops`` (T) tim
 loop a shared final LayerNorm and a shared LM head give that loop's logits, and an exit gate
 ``Linear(d, 1)`` gives ``lambda_t = sigmoid(gate(h_t))``. The exit distribution is
 ``p_t = lambda_t prod_{j<t} (1 - lambda_j)`` with the last loop taking the remaining mass
-(Ouro, arXiv 2510.25741). ``forward`` takes the keyword arguments RLTT's trainer uses
-(``return_per_loop_log_probs``, ``return_per_loop_logits``, ``return_exit_pdf``,
-``log_prob_labels``, ``log_prob_temperature``) and returns a :class:`LoopedOutput`; ``n_loops``
-(alias ``total_ut_steps``, Ouro's name) truncates the loop count. A key/value cache holds one
+(Ouro, arXiv 2510.25741). With ``inject_input`` the embedded input is added to the residual
+stream again before every loop after the first (input injection, as in looped transformers that
+learn iterative algorithms: Fan et al. 2024, Saunshi et al. 2025); off by default. ``forward``
+takes the keyword arguments RLTT's trainer uses (``return_per_loop_log_probs``,
+``return_per_loop_logits``, ``return_exit_pdf``, ``log_prob_labels``, ``log_prob_temperature``)
+and returns a :class:`LoopedOutput`; ``n_loops`` (alias ``total_ut_steps``, Ouro's name)
+truncates the loop count. A key/value cache holds one
 entry per (loop, layer), since each loop attends over its own hidden states.
 """
 
@@ -39,6 +42,7 @@ class LoopConfig:
     mlp_ratio: int = 4
     pad_id: int = 0
     eos_id: int = 1
+    inject_input: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -53,6 +57,8 @@ class LoopConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"LoopConfig.{name}: expected a positive int, got {v!r}")
+        if not isinstance(self.inject_input, bool):
+            raise ValueError(f"LoopConfig.inject_input: expected a bool, got {self.inject_input!r}")
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"LoopConfig: d_model {self.d_model} is not divisible by n_heads {self.n_heads}"
@@ -196,10 +202,13 @@ class LoopedTransformer(nn.Module):
             mask | (k_idx == q_idx)[None, None]
         )  # a padding query attends to itself (no empty row)
 
-        h = self.embed(input_ids) + self.pos(pos)
+        e = self.embed(input_ids) + self.pos(pos)
+        h = e
         new_cache: KVCache = []
         loop_logits, gates = [], []
         for t in range(t_run):
+            if t and self.config.inject_input:  # input injection: the embedded prompt again
+                h = h + e
             layer_cache = []
             for i, blk in enumerate(self.blocks):
                 past = None if past_key_values is None else past_key_values[t][i]

@@ -126,9 +126,12 @@ def warm_start_key(
     model_cfg: LoopConfig, task_key: Mapping[str, Any], cfg: WarmStartConfig, seed: int
 ) -> tuple[str, str]:
     """The cache key (JSON) of a warm start and its 16-hex-digit digest (the file name)."""
+    model = asdict(model_cfg)
+    if not model.get("inject_input"):  # keys written before the option existed stay valid
+        model.pop("inject_input", None)
     key = json.dumps(
         {
-            "model": asdict(model_cfg),
+            "model": model,
             "task": dict(task_key),
             "warm": asdict(cfg),
             "seed": seed,

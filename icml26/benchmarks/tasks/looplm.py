@@ -19,6 +19,7 @@ from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 # warm-start steps chosen by ``experiments/looplm.py calibrate`` (validation curve, 30-70% band)
 WARM_STEPS_ADDITION_1BLOCK = 400
+WARM_STEPS_HOPS_8X3 = 2000
 
 METRICS = (
     Metric("accuracy", "max", 0.0, 1.0, "final-loop greedy accuracy on held-out problems (pass@1)"),
@@ -88,7 +89,26 @@ ADDITION_SHALLOW = Task(
     **_DEPTH_COMMON,
 )
 
-TASKS = [ADDITION, MULTIPLICATION, ADDITION_SHALLOW]
+PERMUTATION_HOPS = Task(
+    id="looplm/permutation-hops-8x3",
+    env_kwargs={"task": "permutation_hops", "size": 8, "hops": 3},
+    budget=Budget(
+        updates=40,
+        extra={
+            **_RL_EXTRA,
+            "n_layers": 1,
+            "inject_input": True,
+            "warm_start_steps": WARM_STEPS_HOPS_8X3,
+        },
+    ),
+    description="p^3(x) for a permutation p of 8 letters (3 look-ups, orbit distinct) on a looped model "
+    "with ONE shared block per loop and input injection: a 1-loop model with the same parameters "
+    "stays at chance; calibrated warm start, 40 RL steps of 16 prompts x 8 completions, 4 PPO "
+    "minibatches per step.",
+    **_DEPTH_COMMON,
+)
+
+TASKS = [ADDITION, MULTIPLICATION, ADDITION_SHALLOW, PERMUTATION_HOPS]
 
 # smoke: a short warm start and 10 RL steps per arm, 2 seeds (about 25 CPU-seconds in all)
 _SMOKE = {"warm_start_steps": 100, "rl_steps": 10, "eval_thresholds": [0.5], "progress": False}

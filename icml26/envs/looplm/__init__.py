@@ -101,6 +101,7 @@ trainer.train(100)
 | `looplm/addition-2d` | `task="addition", digits=2` | 400 warm-start steps, 100 RL steps of 16 prompts x 8 | `accuracy` (primary), `pass_at_8` |
 | `looplm/multiplication-2x1` | `task="multiplication", digits_a=2, digits_b=1` | same | same |
 | `looplm/addition-2d-1block` | `task="addition", digits=2`; model with ONE shared block per loop | calibrated warm start (shipped, shared by all arms and seeds), 40 RL steps of 16 prompts x 8, 4 PPO minibatches, lr 3e-4; seeds 0-9 | same |
+| `looplm/permutation-hops-8x3` | `task="permutation_hops", size=8, hops=3`; ONE shared block per loop with input injection | same as `addition-2d-1block` | same |
 
 On `looplm/addition-2d-1block` the looped model's own trajectory depends on depth (its loop 4
 clearly beats its loop 1, while accuracy is flat across loops on the first two tasks), but a
@@ -109,7 +110,10 @@ the task does not need depth; see [the results](../results/looplm.md). `permutat
 `pointer_chain` did not leave chance level within 250-400 warm-start steps here; with
 `permutation_hops` a ONE-loop model solves 2 hops over 8 symbols (a single attention layer finds a
 short cut over so few symbols), and over 16 letters neither the 1-loop nor the 4-loop model left
-chance in the steps tried (`experiments/looplm_depth_probe.py`), so no task uses them yet.
+chance in the steps tried (`experiments/looplm_depth_probe.py`). `looplm/permutation-hops-8x3`
+(3 hops over 8 letters) is the task where depth matters: the looped model with input injection
+(`LoopConfig(inject_input=True)`: the embedded prompt is added again before every loop) learns
+it while a 1-loop model with the same parameters and steps stays at chance (1/5).
 
 `run_trial` evaluates 256 held-out test problems. Looplm agents (`looplm-rltt-exit-pdf`,
 `looplm-rltt-uniform`, `looplm-rltt-progressive`, `looplm-rltt-learned`, `looplm-grpo`,
