@@ -5,6 +5,9 @@
     OMP_NUM_THREADS=1 nice -n 10 python experiments/looplm.py run --task looplm/addition-2d-1block --seeds 0-9
     python experiments/looplm.py report
 
+(the same ``calibrate`` / ``depth`` / ``run`` commands with ``--task looplm/permutation-hops-8x3``
+and ``calibrate --every 250 --max-steps 2500 --pick middle`` for the depth task)
+
 ``calibrate`` trains the task's warm start with a validation curve (final-loop greedy accuracy on
 train-split problems every ``--every`` steps), picks the step count whose accuracy is in the
 30-70% band closest to 50%, and writes that checkpoint to ``icml26/agents/looplm/checkpoints``
