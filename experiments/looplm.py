@@ -303,17 +303,27 @@ FINDINGS = """## Findings on `looplm/permutation-hops-8x3` (a task where depth m
   (temperature 1) stays near 0.5, 27-30% of groups have no reward spread, and at lr 3e-4 with a
   one-letter answer the PPO ratio leaves [0.8, 1.2] for 0.04% of GRPO's tokens, on 1-3 of its 40
   steps (RLTT: 0-5 steps; the "clip frac" column; `test_grpo_clip_is_active_in_one_update_of_the_
-  task_configuration` checks that it acts on this task's first update). On `addition-2d-1block` the same budget moved every arm by +0.2.
-  A larger RL budget on this task (hundreds of steps, or a higher lr) is what the comparison needs
-  next; it did not fit in this session.
+  task_configuration` checks that it acts on this task's first update). On `addition-2d-1block`
+  the same budget moved every arm by +0.2.
+* **More RL steps or a higher lr do not help here (probe, 2 seeds, 3 arms).** From the same warm
+  start (seed 0: 0.574, seed 1: 0.551 on the trials' test problems), final-loop accuracy after
+  40 / 80 / 120 / 160 steps at lr 3e-4: GRPO 0.645 / 0.621 / 0.621 / 0.637 and 0.551 / 0.566 /
+  0.543 / 0.555, RLTT progressive 0.648 / 0.617 / 0.633 / 0.617 and 0.570 / 0.555 / 0.539 /
+  0.551, RLTT exit_pdf 0.648 / 0.617 / 0.629 / 0.625 and 0.551 / 0.574 / 0.547 / 0.555 (the
+  40-step values repeat the trials'); at lr 1e-3 every arm ends near or below the warm start
+  (after 160 steps, seed 0: 0.55-0.58, seed 1: 0.52-0.54). `experiments/looplm_rl_budget_probe.py --steps 160 --lr {3e-4,1e-3} --seeds 0,1`,
+  run from commit bf6eb85 (an ancestor of the commit named above). So the small RL gain is not a
+  budget artefact: at this scale, RL with a 0/1 reward on a one-letter answer finds little to
+  correct in the looped model's composition errors, for GRPO and RLTT alike.
 * **No arm teaches loop 1 the task.** Loop-1 accuracy stays at chance (0.19-0.20) in every arm,
   RLTT included (loop-1 difference to GRPO -0.007 to -0.001, all seed p >= 0.27): one block cannot
   compose three look-ups, so trajectory-level credit has nothing to lift there; loops 2-4 move
   together in every arm (loop 3: 0.589 -> 0.60-0.61).
 * **REINFORCE equals GRPO here** (+0.002 [-0.009, +0.018]; McNemar 130 vs 126) at two thirds of
   its CPU per step (0.12 vs 0.18 s).
-* **Provenance.** The 70 trials and the `depth` check ran at commit 01f54fe (the parent of the
-  commit named above, which adds only this page's text and a 4-decimal clip-fraction column).
+* **Provenance.** The 70 trials and the `depth` check ran at commit 01f54fe (an ancestor of the
+  commit named above; the commits after it add only this page's text, a 4-decimal clip-fraction
+  column and the RL budget probe script).
   `calibrate` ran on the uncommitted tree that became 01f54fe, twice (pick "last", then
   "middle"), with identical curves; the checkpoint it chose is the one 01f54fe ships.
 
