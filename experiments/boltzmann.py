@@ -22,10 +22,13 @@ harness would produce. One command does, in order:
    Holm-adjusted over N; the evaluations LDR needs to reach each baseline's value at its largest
    budget, read off LDR's log-linearly interpolated seed-mean curve, with a percentile bootstrap
    over seeds (both methods resampled jointly).
-3. A smaller alanine-dipeptide section (v1 env: decorrelated MD data, 3 sizes, 3 seeds, ML vs
-   LDR) with the paired Ramachandran KL next to its noise floor, and the MD data's convergence
-   diagnostics.
-4. Purely variational training on GMM-40: reverse KL, variational LDR and FAB (no replay buffer).
+3. Alanine dipeptide (v1 env: decorrelated MD data, a 480-configuration training pool; 5 sizes
+   60-480, 5 seeds, ML, ML + reverse KL and LDR), validation every 5 updates with patience 20,
+   the learning rate of every method tuned on alanine (3 values x 2 tuning seeds at N = 240, by
+   each method's own validation objective); the paired Ramachandran KL next to its noise floor,
+   and the MD data's convergence diagnostics (between- against within-run spread of phi > 0).
+4. Purely variational training on GMM-40 (3 seeds) and on Many-Well-32 (5 seeds): reverse KL,
+   variational LDR and FAB (AIS with MALA towards p^2 / q, no replay buffer).
 
 Raw results: results/boltzmann/runs.jsonl (cache, re-runs skip finished configurations) and
 docs/results/figures/boltzmann_raw.json. ``--quick`` uses its own cache and page
@@ -1016,7 +1019,9 @@ def _setup_lines(chosen: dict[str, dict[str, Any]]) -> list[str]:
         "reduced target energies (exact samples for GMM-40; decorrelated replica-exchange MD frames for alanine",
         "dipeptide, env `icml26/BoltzmannAlanineDipeptide-v1`), every method holds out 10% of its data for",
         f"validation and early-stops (validation objective every {EARLY_STOP['eval_every']} updates, patience "
-        f"{EARLY_STOP['patience']} evaluations, best parameters kept) under an update cap, and its sampler is scored",
+        f"{EARLY_STOP['patience']} evaluations, best parameters kept; alanine: every "
+        f"{TARGETS.get('aldp', {}).get('agent', {}).get('eval_every', '-')} updates, patience "
+        f"{TARGETS.get('aldp', {}).get('agent', {}).get('patience', '-')}) under an update cap, and its sampler is scored",
         "on 10,000 samples against held-out target samples (GMM-40: 10,000 exact samples; alanine: two",
         "independent MD runs, 12,000 frames).",
         "",
@@ -1029,7 +1034,8 @@ def _setup_lines(chosen: dict[str, dict[str, Any]]) -> list[str]:
             for name, cfg in TARGETS.items()
         ],
         "",
-        "Methods (settings chosen by the tuning below, the same 6-configuration budget for each):",
+        "Methods (settings chosen by the tuning below, the same 6-configuration budget for each; on alanine",
+        "the learning rate of every method is re-tuned on alanine, see the tuning section):",
         f"**ML** (NLL; {show('ML')}); **ML+RKL** (NLL on the data + lambda x reverse KL on reparametrized",
         "model samples whose energies and forces are bought from the env, Noé et al. 2019; the energy budget",
         f"equals N, so it spends 2N evaluations in all, and the curves place it at 2N; {show('ML+RKL')});",
@@ -1191,14 +1197,15 @@ def report(done: dict[str, dict[str, Any]], total_cpu: float, prov: dict[str, An
 
 
 def main(argv: list[str] | None = None) -> None:
-    global TARGETS, CACHE, DOC, FIG, VAR_BUDGET, VAR_EVERY, TUNE_GRID
+    global TARGETS, CACHE, DOC, FIG, VAR_BUDGET, VAR_EVERY, TUNE_GRID, MW_BUDGET, MW_EVERY, MW_SEEDS
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
         "--only",
         default="",
-        help="comma list of parts: gmm40, gmm40:biased, aldp, variational, tune (default: all)",
+        help="comma list of parts: gmm40, gmm40:biased, aldp, variational (GMM-40 and Many-Well-32), "
+        "many_well32, tune (default: all)",
     )
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--workers", type=int, default=1)
@@ -1207,7 +1214,8 @@ def main(argv: list[str] | None = None) -> None:
         "--quick",
         action="store_true",
         help="smoke run: GMM-40 only, tiny flows, 5 sizes, 2 seeds, 2 tuning configurations, "
-        "a 4,608-evaluation variational budget; writes results/boltzmann/quick.{jsonl,md}, not docs/",
+        "a 4,608-evaluation variational budget (GMM-40 and Many-Well-32); writes "
+        "results/boltzmann/quick.{jsonl,md}, not docs/",
     )
     add_allow_dirty(ap)
     args = ap.parse_args(argv)
@@ -1222,6 +1230,7 @@ def main(argv: list[str] | None = None) -> None:
             out / "quick_figures",
         )
         VAR_BUDGET, VAR_EVERY = 4608, 4
+        MW_BUDGET, MW_EVERY, MW_SEEDS = 4608, 4, 2
         TUNE_GRID = {m: g[:2] for m, g in TUNE_GRID.items()}
     seeds = [int(s) for s in args.seeds.split(",")]
     parts = set(args.only.split(",")) if args.only else {*TARGETS, "variational", "tune"}
