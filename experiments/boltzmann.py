@@ -638,7 +638,9 @@ def verdict(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def paired_table(done: dict[str, dict[str, Any]], metric: str = "reverse_ess") -> list[str]:
+def paired_table(
+    done: dict[str, dict[str, Any]], metric: str = "reverse_ess", only: tuple[str, ...] = ()
+) -> list[str]:
     """Per-N paired differences LDR - baseline over seeds (``icml26.stats.paired_test``), Holm over N."""
     from icml26.stats import holm, paired_test
 
@@ -647,6 +649,8 @@ def paired_table(done: dict[str, dict[str, Any]], metric: str = "reverse_ess") -
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, cfg in TARGETS.items():
+        if only and name not in only:
+            continue
         for data in cfg["data"]:
             ldr = collect(done, name, data, "LDR")
             for base in BASELINES:
@@ -1106,6 +1110,13 @@ def report(done: dict[str, dict[str, Any]], total_cpu: float, prov: dict[str, An
         '"not detectable at this n" is a possible verdict.',
         "",
         *paired_table(done),
+        "",
+        "Alanine: the same for the held-out NLL and the paired Ramachandran KL (36 x 36), the metrics that",
+        "resolve differences there (lower is better: a negative difference favours LDR).",
+        "",
+        *paired_table(done, "nll", only=("aldp",)),
+        "",
+        *paired_table(done, "ramachandran_kl_36_paired", only=("aldp",)),
         "",
         "## Updates chosen by early stopping",
         "",
