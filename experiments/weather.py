@@ -44,10 +44,13 @@ def _out(task: str) -> Path:
 
 
 OUT = _out(TASK)
-SEEDS = (0, 1, 2, 3, 4)
+SEEDS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 N_BOOT = 2000
 ENSEMBLE = {"members": 6, "noise": 0.05}  # input perturbation, fraction of the anomaly std
 FT = {"finetune_lengths": (2, 4, 8)}
+QUAD: dict[str, Any] = {"quadratic": 16, "n_eofs": (16, 32, 64, 128, 256)}
+LINEAR_ARMS = ("ridge", "linear-direct")  # the linear forecasters of the nonlinearity check
+NONLINEAR_ARMS = ("emformer", "quadratic-direct")
 
 
 def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
@@ -60,6 +63,8 @@ def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
         "climatology": ("weather-climatology", {}, False),
         "damped-persistence": ("weather-damped-persistence", {}, False),
         "ridge": ("weather-ridge", {}, False),
+        "linear-direct": ("weather-linear-direct", {}, False),
+        "quadratic-direct": ("weather-quadratic-direct", QUAD, False),
         "resnet": ("weather-resnet", {"updates": updates}, True),
         "emformer": ("emformer", emf, True),
         "emformer-no-multiscale": ("emformer", {**emf, "multiscale": False}, True),
@@ -72,6 +77,8 @@ def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
     }
 
 
+BASES = ("linear-direct", "ridge", "resnet", "persistence", "climatology")
+NONLINEAR_DAYS = (3, 5)
 ABLATIONS = (
     ("multi-scale convolution", "emformer-no-multiscale"),
     ("accumulative context fine-tuning", "emformer-no-finetune"),
@@ -266,16 +273,17 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         f"{task.budget.updates} gradient updates per learned forecaster; "
         f"{task.eval_episodes} initializations. Every arm ran through the task's own "
         "`run_trial`, so these are the registered task's numbers.",
-        f"Learned arms: training seeds {list(SEEDS)}; deterministic baselines once. "
-        "Intervals: 95% percentile intervals of a two-level bootstrap "
-        f"({N_BOOT} replicates) over training seeds and initialization times, paired: the same "
-        "resampled initializations for every arm. Units: z in m^2/s^2, winds in m/s.",
+        "Learned arms: training seeds "
+        + ", ".join(f"{a} {sorted(r['seed'] for r in res[a])}" for a in order if _arms(1)[a][2])
+        + "; deterministic baselines once. Intervals: 95% percentile intervals of a two-level "
+        f"bootstrap ({N_BOOT} replicates) over training seeds and initialization times, paired: "
+        "the same resampled initializations for every arm. Units: z in m^2/s^2, winds in m/s.",
         "",
-        f"Seeds: {sorted({len(res[a]) for a in order if _arms(1)[a][2]})} training seeds per "
-        f"learned arm (the task has {len(task.seeds)} public seeds), fewer than the protocol's "
-        "10 for a headline claim: the run shared 2 CPU cores with six other jobs (about a "
-        "tenth of a core per process). Read every 'not detectable' as 'not detectable at this "
-        "n and budget'.",
+        "Seeds: the protocol asks for 10 seeds for a headline claim; the arms above that have "
+        "fewer do so for CPU reasons: EMFormer trains at about 1.8 s per update on the 2 CPU "
+        "cores this run shared with four other jobs (a seed costs 6-9 minutes end to end), so "
+        "ten seeds for each of the four EMFormer arms and the ResNet would take about seven "
+        "hours. Read every 'not detectable' as 'not detectable at this n and budget'.",
         "",
         "Data: the two-layer quasi-geostrophic source (`icml26.envs.weather.qg`, deterministic "
         "baroclinic turbulence) at its defaults. Channels: z250, z750 (geopotential), u250, "
@@ -284,8 +292,13 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         "files (the `era5` source maps t2m, u10/v10, msl and q700 when a file has them). "
         "The linear synthetic sphere stays as the smoke task `weather/sphere-quick`.",
         "",
-        "Nonlinearity check: the rows 'nonlinear check' in the claims table compare the "
-        "one-step-trained ResNet with local-patch ridge regression on the held-out year.",
+        "Linear and nonlinear references: `ridge` is local-patch ridge regression iterated "
+        "6 hours at a time; `linear-direct` (`weather-linear-direct`) regresses the whole state "
+        "at each lead directly on the last two states in EOF space (one ridge map per lead, "
+        "EOF count and penalty chosen per lead on the last 20% of the training years), the "
+        "best linear predictor of each lead; `quadratic-direct` is the same per-lead regression "
+        f"plus the products of the leading {QUAD['quadratic']} PCs (a stable nonlinear "
+        "forecaster that needs no gradient updates).",
         "",
     ]
     # --- per-lead RMSE / ACC tables
@@ -314,6 +327,8 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     _claims(w, res, mse, acc, boot, days, chans, holm)
     _probabilistic(w, res, chans)
     _spectra(w, res, order, days, chans)
+    _data_diagnostics(w, task)
+    _convergence(w, res, order, task)
     w += [
         "",
         "## Training details",
@@ -369,7 +384,7 @@ def _claims(
                 rows.append(
                     (f"{label} helps ({chans[c_i]} RMSE {d} d; {abl} minus emformer)", pt, reps)
                 )
-        for base in ("ridge", "resnet", "persistence", "climatology"):
+        for base in BASES:
             if "emformer" in mse and base in mse:
                 pt, reps = _diff(mse, boot, "emformer", base, d_i, c_i)
                 rows.append(
@@ -379,17 +394,7 @@ def _claims(
                         reps,
                     )
                 )
-    if "resnet" in mse and "ridge" in mse:
-        for d in (1, 3, 5):
-            if d in days:
-                pt, reps = _diff(mse, boot, "resnet", "ridge", days.index(d), c_i)
-                rows.append(
-                    (
-                        f"nonlinear check: ResNet beats ridge ({chans[c_i]} RMSE {d} d; ridge minus resnet)",
-                        pt,
-                        reps,
-                    )
-                )
+    rows += _nonlinear_rows(mse, boot, days, chans)
     verdicts: dict[str, str] = {}
     p = [_p_two_sided(r) for _, _, r in rows]
     padj = holm(p) if p else []
@@ -411,7 +416,66 @@ def _claims(
         )
         w.append(f"| {label} | {pt:.4g} | [{lo:.4g}, {hi:.4g}] | {pr:.3g} | {pa:.3g} | {verdict} |")
         verdicts[label] = verdict
+    _nonlinear_verdict(w, verdicts)
     _long_range_verdict(w, verdicts, mse, days, chans)
+
+
+def _nonlinear_rows(
+    mse: dict[str, np.ndarray], boot: Boot, days: list[int], chans: list[str]
+) -> list[tuple[str, float, np.ndarray]]:
+    """Each nonlinear forecaster against the best linear one at 3 and 5 days. 'Best' is chosen
+    on the held-out year itself, per lead (this favours the linear side)."""
+    rows = []
+    for d in NONLINEAR_DAYS:
+        if d not in days:
+            continue
+        d_i = days.index(d)
+        lins = [a for a in LINEAR_ARMS if a in mse]
+        if not lins:
+            continue
+        lin = min(lins, key=lambda a: float(np.nanmean(mse[a][:, :, d_i, 0])))
+        for nl in NONLINEAR_ARMS:
+            if nl in mse:
+                pt, reps = _diff(mse, boot, nl, lin, d_i, 0)
+                rows.append(
+                    (
+                        f"nonlinear check: {nl} beats the best linear model, {lin} "
+                        f"({chans[0]} RMSE {d} d; {lin} minus {nl})",
+                        pt,
+                        reps,
+                    )
+                )
+    return rows
+
+
+def _nonlinear_verdict(w: list[str], verdicts: dict[str, str]) -> None:
+    """The nonlinearity check passes for a forecaster that beats the best linear one at every
+    lead of NONLINEAR_DAYS (Holm, 5%)."""
+    by_arm: dict[str, list[str]] = {}
+    for label, v in verdicts.items():
+        if label.startswith("nonlinear check: "):
+            by_arm.setdefault(label.split()[2], []).append(v)
+    if not by_arm:
+        return
+    passed = [a for a, vs in by_arm.items() if vs and all(v == "supported" for v in vs)]
+    lost = [a for a, vs in by_arm.items() if any(v == "contradicted" for v in vs)]
+    days = " and ".join(f"{d}" for d in NONLINEAR_DAYS)
+    w += [
+        "",
+        f"**Nonlinearity check** (a nonlinear forecaster must beat the best linear one at {days} "
+        "days on the held-out year, Holm-corrected paired intervals excluding 0): "
+        + (
+            f"passes ({', '.join(passed)})."
+            if passed
+            else "fails: no nonlinear forecaster beats the best linear one at every lead."
+        )
+        + (
+            f" The best linear forecaster is significantly better than {', '.join(lost)} "
+            "at some of these leads."
+            if lost
+            else ""
+        ),
+    ]
 
 
 def _long_range_verdict(
@@ -427,11 +491,12 @@ def _long_range_verdict(
     d_i = days.index(10)
     rm = {a: float(np.sqrt(np.nanmean(x[:, :, d_i, 0]))) for a, x in mse.items()}
     best = min((a for a in rm if a != "emformer" and not a.startswith("emformer")), key=rm.get)
-    beats = [
-        b
-        for b in ("ridge", "resnet", "persistence", "climatology")
-        if verdicts.get(f"EMFormer beats {b} ({chans[0]} RMSE 10 d; {b} minus emformer)")
-        == "supported"
+    label = f"EMFormer beats {{}} ({chans[0]} RMSE 10 d; {{}} minus emformer)"
+    beats = [b for b in BASES if verdicts.get(label.format(b, b)) == "supported"]
+    not_beaten = [
+        f"{b} ({rm[b]:.4g}; {verdicts[label.format(b, b)]})"
+        for b in BASES
+        if b in rm and label.format(b, b) in verdicts and b not in beats
     ]
     w += [
         "",
@@ -446,18 +511,15 @@ def _long_range_verdict(
         + (
             "; it does not beat climatology, so on this data it has no 10-day skill."
             if "climatology" not in beats
-            else "; it beats climatology, so it keeps skill at 10 days."
+            else "; it beats climatology, so it keeps some skill at 10 days."
+        )
+        + (
+            f" Not beaten at 10 days: {', '.join(not_beaten)}; so the claim of better 10-day "
+            "accuracy does not hold on this task at this budget."
+            if not_beaten
+            else " It beats every baseline at 10 days."
         ),
     ]
-    if "persistence" in rm and "persistence" not in beats:
-        w[-1] += (
-            f" But persistence ({rm['persistence']:.4g}) is not beaten at 10 days "
-            f"({verdicts.get(f'EMFormer beats persistence ({chans[0]} RMSE 10 d; persistence minus emformer)', 'not tested')}"
-            "): the day-of-year climatology of three training years is a weak reference for "
-            "this season-less QG flow, whose slow large-scale anomalies persist; so the 10-day "
-            "skill claim is supported only against climatology, ridge and ResNet, not against "
-            "persistence."
-        )
 
 
 def _probabilistic(w: list[str], res: dict[str, Any], chans: list[str]) -> None:
@@ -543,6 +605,84 @@ def _spectra(
     for a in [a for a in order if a != "climatology"]:
         vals = {d: v for (b, d, v) in rows if b == a}
         w.append(f"| {a} | " + " | ".join(f"{vals[d]:.3f}" for d in pick) + " |")
+
+
+def _data_diagnostics(w: list[str], task: Any) -> None:
+    """Lag correlation of the held-out year's z250 anomalies, split by zonal wavenumber: why
+    persistence's error is not monotone in lead."""
+    import gymnasium as gym
+
+    u: Any = gym.make(task.env_id, **task.env_kwargs).unwrapped
+    test = u.dataset("test")
+    clim = u.climatology()
+    a = (test.array[:, 0] - clim.at(test.times)[:, 0]).astype(np.float64)  # (T, lat, lon)
+    ah = np.fft.rfft(a, axis=-1)
+    bands = {"all": slice(None), "k = 0 (zonal jets)": slice(0, 1), "k = 1-2": slice(1, 3)}
+    bands["k >= 3"] = slice(3, None)
+    lags = (1, 2, 3, 4, 5, 7, 10)
+    total = float((a**2).sum())
+    w += [
+        "",
+        "## The data: why persistence's error is not monotone in lead",
+        "",
+        "Held-out year, z250 anomaly from the training climatology, split by zonal wavenumber k "
+        "(FFT along the periodic x axis). Variance share and lag correlation "
+        "sum(a(t) a(t + lag)) / sum(a^2):",
+        "",
+        "| component | variance share | " + " | ".join(f"{d} d" for d in lags) + " |",
+        "|---|---|" + "---|" * len(lags),
+    ]
+    for name, sl in bands.items():
+        part = np.zeros_like(ah)
+        part[..., sl] = ah[..., sl]
+        x = np.fft.irfft(part, n=a.shape[-1], axis=-1)
+        var = float((x**2).sum())
+        cors = [float((x[: -4 * d] * x[4 * d :]).sum() / max(var, 1e-30)) for d in lags]
+        w.append(f"| {name} | {var / total:.2f} | " + " | ".join(f"{c:.2f}" for c in cors) + " |")
+    w += [
+        "",
+        "The zonally uniform jets (k = 0) carry a large share of the variance and decorrelate "
+        "slowly; the travelling waves (k >= 1) oscillate, so their lag correlation comes back "
+        "after one period and persistence's RMSE dips at that lead. The data are a fair "
+        "forecasting problem only for forecasters that beat persistence and the linear models "
+        "at every lead.",
+    ]
+
+
+def _convergence(w: list[str], res: dict[str, Any], order: list[str], task: Any) -> None:
+    """Training loss by update (mean over seeds) and the passes over the training data."""
+    rows = []
+    for a in order:
+        curves = [r["extra"].get("learn", {}).get("curve") for r in res[a]]
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        ups = [e["update"] for e in curves[0]]
+        vals = [np.mean([c[i]["loss"] for c in curves if len(c) > i]) for i in range(len(ups))]
+        rows.append((a, ups, vals))
+    if not rows:
+        return
+    cols = sorted({u for _, ups, _ in rows for u in ups})
+    n_train = 4 * 365 * 3  # 6-hourly states of the three training years
+    batch = 8
+    w += [
+        "",
+        "## Convergence",
+        "",
+        f"Training loss (mean over seeds) every 50 updates. The budget, {task.budget.updates} "
+        f"updates of batch {batch}, shows each network {task.budget.updates * batch} of the "
+        f"about {n_train} training states ({task.budget.updates * batch / n_train:.2f} epochs). "
+        "EMFormer's composite loss includes the learned log-variances (it can be negative); "
+        "fine-tuning stages log their rollout loss.",
+        "",
+        "| arm | " + " | ".join(f"update {u}" for u in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
+    for a, ups, vals in rows:
+        got = dict(zip(ups, vals))
+        w.append(
+            f"| {a} | " + " | ".join(f"{got[u]:.4f}" if u in got else "-" for u in cols) + " |"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

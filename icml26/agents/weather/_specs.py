@@ -34,6 +34,18 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "description": "Ridge regression on 5x5 local patches of anomalies, per latitude, iterated.",
     },
     {
+        "name": "weather-linear-direct",
+        "entry_point": f"{_P}.linear:DirectLinearForecaster",
+        "description": "Direct linear forecast: per-lead ridge of the whole state on the last two "
+        "states in EOF space (EOFs and penalty chosen per lead on held-out training data).",
+    },
+    {
+        "name": "weather-quadratic-direct",
+        "entry_point": f"{_P}.linear:DirectQuadraticForecaster",
+        "description": "weather-linear-direct plus the pairwise products of the leading 16 PCs: "
+        "a per-lead quadratic regression (a stable nonlinear forecaster on the same footing).",
+    },
+    {
         "name": "weather-resnet",
         "entry_point": f"{_P}.neural:ResNetForecaster",
         "description": "Small ResNet (periodic longitude) trained on one-step weighted MSE, iterated.",
