@@ -3,6 +3,7 @@
     python experiments/weather.py run        # trains and scores every arm (resumable)
     python experiments/weather.py report     # writes docs/results/weather.md and the figures
     python experiments/weather.py qg-scan    # persistence and jet share of other QG settings
+    python experiments/weather.py probe      # off-task: EMFormer with 4x the update budget
 
 Every arm goes through the registered task's own ``run_trial`` (icml26.benchmarks.tasks.weather):
 the task's env, training period, ``Budget`` and ``eval_episodes`` initializations, nothing else.
@@ -84,7 +85,8 @@ def _arms(updates: int) -> dict[str, tuple[str, dict[str, Any], bool]]:
 EARLIER_RUNS = (
     "seeds 0-4 of every learned arm and the persistence, climatology, damped-persistence and "
     "ridge runs come from the previous snapshot of this page (commit 386f53c); EMFormer seeds "
-    "5-9 from snapshot commit 1c8e2ae; linear-direct and quadratic-direct from this commit."
+    "5-9 from snapshot commit 1c8e2ae; linear-direct, quadratic-direct and the QG scan from "
+    "snapshot commit eac6fe3; the convergence probe from this commit."
 )
 BASES = ("linear-direct", "ridge", "resnet", "persistence", "climatology")
 NONLINEAR_DAYS = (3, 5)
@@ -166,6 +168,79 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
     if name == "emformer":
         res["ensemble"] = _ensemble(agent, task, seed)
     return res
+
+
+PROBE_FACTOR = 4  # the off-task convergence probe trains EMFormer with 4x the task's budget
+
+
+def cmd_probe(seed: int = 0) -> None:
+    """Off-task convergence probe: EMFormer with PROBE_FACTOR x the task's update budget (same
+    split into one-step and fine-tuning updates), scored through the task's ``run_trial`` with
+    only the budget replaced. Not a result on the registered task."""
+    import dataclasses
+
+    import torch
+
+    from icml26 import agents
+    from icml26.benchmarks.tasks.weather import run_trial
+    from icml26.protocol import Budget
+
+    torch.set_num_threads(1)
+    task = _task()
+    updates = int(task.budget.updates) * PROBE_FACTOR
+    probe = dataclasses.replace(task, budget=Budget(updates=updates))
+    _, kwargs, _ = _arms(updates)["emformer"]
+    agent = agents.make("emformer", **{**kwargs, "progress": False})
+    agent.reset(seed)
+    t0 = time.monotonic()
+    out = run_trial(probe, agent, seed)
+    r = {
+        "arm": f"emformer-{updates}",
+        "seed": seed,
+        "updates": updates,
+        "kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()},
+        "extra": out.extra,
+        "wall_s": time.monotonic() - t0,
+    }
+    path = OUT / "probe" / f"emformer-{updates}_s{seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(r))
+    print(f"wrote {path} ({r['wall_s']:.0f} s)")
+
+
+def _probe_section(w: list[str], res: dict[str, Any], days: list[int], chans: list[str]) -> None:
+    probes = sorted((OUT / "probe").glob("*.json")) if (OUT / "probe").exists() else []
+    if not probes:
+        return
+    rows: list[tuple[str, np.ndarray, str]] = []
+    for p in probes:
+        r = json.loads(p.read_text())
+        seed = r["seed"]
+        base = [x for x in res.get("emformer", []) if x["seed"] == seed]
+        if base:
+            rows.append((f"emformer, task budget (seed {seed})", _cube(base, "mse")[0], ""))
+        curve = r["extra"].get("learn", {}).get("curve", [])
+        last = f"{curve[-1]['loss']:.4f} at update {curve[-1]['update']}" if curve else "-"
+        rows.append(
+            (f"{r['arm']} ({r['updates']} updates, seed {seed})", _cube([r], "mse")[0], last)
+        )
+    for a in ("linear-direct", "persistence"):
+        if a in res:
+            rows.append((a, _cube(res[a], "mse")[0], ""))
+    w += [
+        "",
+        "## Off-task convergence probe",
+        "",
+        f"EMFormer trained with {PROBE_FACTOR} x the task's update budget "
+        "(`python experiments/weather.py probe`; the same initializations and scoring, only the "
+        f"budget replaced; one seed, so no interval). {chans[0]} RMSE by lead:",
+        "",
+        "| forecaster | " + " | ".join(f"{d} d" for d in days) + " | last training loss |",
+        "|---|" + "---|" * (len(days) + 1),
+    ]
+    for name, cube, last in rows:
+        cells = [f"{np.sqrt(np.nanmean(cube[:, i, 0])):.4g}" for i in range(len(days))]
+        w.append(f"| {name} | " + " | ".join(cells) + f" | {last or '-'} |")
 
 
 def _job(job: tuple[str, int]) -> str:
@@ -292,8 +367,8 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         + EARLIER_RUNS
         + " The forecaster, env and task code those runs executed is identical to this "
         "commit's (`git diff 386f53c HEAD -- icml26/envs/weather icml26/agents/weather "
-        "icml26/benchmarks` only adds `icml26/agents/weather/linear.py` and its two "
-        "registrations); every (arm, seed) file is reused by `run` as a cache.",
+        "icml26/benchmarks` only adds `icml26/agents/weather/linear.py`, its two "
+        "registrations and a comment); every (arm, seed) file is reused by `run` as a cache.",
         "",
         "Seeds: the protocol asks for 10 seeds for a headline claim; the arms above that have "
         "fewer do so for CPU reasons: EMFormer trains at about 1.8 s per update on the 2 CPU "
@@ -343,6 +418,7 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     _claims(w, res, mse, acc, boot, days, chans, holm)
     _probabilistic(w, res, chans)
     _spectra(w, res, order, days, chans)
+    _probe_section(w, res, days, chans)
     _data_diagnostics(w, task)
     _qg_scan(w)
     _convergence(w, res, order, task)
@@ -798,7 +874,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("command", choices=("run", "report", "qg-scan"))
+    p.add_argument("command", choices=("run", "report", "qg-scan", "probe"))
     p.add_argument("--only", nargs="*", default=None, help="arms to run (default: all)")
     p.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     p.add_argument("--workers", type=int, default=1, help="parallel processes")
@@ -814,6 +890,9 @@ def main(argv: list[str] | None = None) -> None:
         provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
         names = a.only or list(_arms(int(_task().budget.updates)))
         cmd_run(names, tuple(a.seeds), a.workers)
+    elif a.command == "probe":
+        provenance(a.allow_dirty, argv=["experiments/weather.py", "probe"])
+        cmd_probe()
     elif a.command == "qg-scan":
         provenance(a.allow_dirty, argv=["experiments/weather.py", "qg-scan"])
         cmd_qg_scan()
