@@ -87,8 +87,8 @@ EARLIER_RUNS = (
     "ridge runs come from the previous snapshot of this page (commit 386f53c); EMFormer seeds "
     "5-9 from snapshot commit 1c8e2ae; linear-direct, quadratic-direct and the QG scan from "
     "snapshot commit eac6fe3; seeds 5-9 of the three EMFormer ablations (those that finished) "
-    "and the convergence probe from snapshot commit 1280b65 (the same code as this commit but "
-    "for the report's text)."
+    "and the convergence probe from snapshot commit 1280b65, ResNet seeds 5-9 from snapshot "
+    "commit 25d3aaf (both the same code as this commit but for the report's text)."
 )
 BASES = ("linear-direct", "ridge", "resnet", "persistence", "climatology")
 NONLINEAR_DAYS = (3, 5)
@@ -369,7 +369,7 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         + EARLIER_RUNS
         + " The forecaster, env and task code those runs executed is identical to this "
         "commit's (`git diff 386f53c HEAD -- icml26/envs/weather icml26/agents/weather "
-        "icml26/benchmarks` only adds `icml26/agents/weather/linear.py`, its two "
+        "icml26/benchmarks/tasks/weather.py icml26/benchmarks/generic.py` only adds `icml26/agents/weather/linear.py`, its two "
         "registrations and a comment); every (arm, seed) file is reused by `run` as a cache.",
         "",
         "Seeds: the protocol asks for 10 seeds for a headline claim. "
