@@ -279,7 +279,7 @@ def cmd_run(names: list[str], seeds: tuple[int, ...], workers: int = 1) -> None:
 # ---------------------------------------------------------------------------- statistics
 def _load() -> dict[str, list[dict[str, Any]]]:
     res: dict[str, list[dict[str, Any]]] = {}
-    for p in sorted(OUT.glob("*_s*.json")):
+    for p in sorted(OUT.glob("*_s[0-9]*.json")):
         r = json.loads(p.read_text())
         if r.get("task") == TASK:
             res.setdefault(r["arm"], []).append(r)
