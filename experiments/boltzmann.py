@@ -28,7 +28,8 @@ harness would produce. One command does, in order:
    each method's own validation objective); the paired Ramachandran KL next to its noise floor,
    and the MD data's convergence diagnostics (between- against within-run spread of phi > 0).
 4. Purely variational training on GMM-40 (3 seeds) and on Many-Well-32 (5 seeds): reverse KL,
-   variational LDR and FAB (AIS with MALA towards p^2 / q, no replay buffer).
+   variational LDR and FAB (AIS with MALA towards p^2 / q, no replay buffer); on Many-Well-32
+   also FAB with the paper's prioritized replay buffer.
 
 Raw results: results/boltzmann/runs.jsonl (cache, re-runs skip finished configurations) and
 docs/results/figures/boltzmann_raw.json. ``--quick`` uses its own cache and page
@@ -148,6 +149,12 @@ VAR_METHODS: dict[str, dict[str, Any]] = {
     "variational LDR": {"objective": "ldr_var", "dispersion": "mad", "lam": 1.0, "replay_steps": 3},
     "FAB (no buffer)": {"objective": "fab", "alpha": 2.0, "ais_levels": 8},
 }
+# Many-Well-32 adds FAB with the paper's prioritized replay buffer (same AIS; 8 replay updates per
+# AIS batch, buffer of 250 batches, updates from 8 stored batches on; see FlowConfig)
+MW_METHODS: dict[str, dict[str, Any]] = {
+    **VAR_METHODS,
+    "FAB + buffer": {"objective": "fab", "alpha": 2.0, "ais_levels": 8, "fab_buffer": True},
+}
 VAR_BUDGET, VAR_EVERY = 32_000, 25  # energy evaluations; checkpoint every 25 batches of 256
 VAR_SEEDS = 3  # seeds of the variational section (a secondary result; CPU kept for the protocol)
 MW_BUDGET, MW_EVERY, MW_SEEDS = 128_000, 50, 5  # Many-Well-32: checkpoint every 50 batches of 256
@@ -163,6 +170,7 @@ COLORS = {
     "reverse KL": "C0",
     "variational LDR": "C3",
     "FAB (no buffer)": "C1",
+    "FAB + buffer": "C4",
 }
 
 
@@ -275,7 +283,7 @@ def _var_specs(seeds: list[int]) -> list[dict[str, Any]]:
 
 
 def _mw_specs(seeds: list[int]) -> list[dict[str, Any]]:
-    """Many-Well-32, purely variational (the FAB paper's target): the same three methods."""
+    """Many-Well-32, purely variational (the FAB paper's target): the same methods + FAB's buffer."""
     return [
         {
             "kind": "variational",
@@ -288,7 +296,7 @@ def _mw_specs(seeds: list[int]) -> list[dict[str, Any]]:
             "budget": MW_BUDGET,
             "every": max(1, MW_EVERY // (kw.get("ais_levels", 0) + 1)),
         }
-        for method, kw in VAR_METHODS.items()
+        for method, kw in MW_METHODS.items()
         for s in seeds[:MW_SEEDS]
     ]
 
@@ -894,7 +902,7 @@ def variational_rows(
         "| method | " + " | ".join(c[1] for c in cols) + " | CPU s/run |",
         "|---|" + "---|" * (len(cols) + 1),
     ]
-    for m in VAR_METHODS:
+    for m in MW_METHODS if target == "many_well32" else VAR_METHODS:
         if m in finals:
             f = finals[m]
             cells = [_fmt(_ci([x[c] for x in f])) for c, _ in cols]
@@ -1178,9 +1186,14 @@ def report(done: dict[str, dict[str, Any]], total_cpu: float, prov: dict[str, An
         "",
         f"The FAB paper's 32-D target (2^16 modes, log Z known). Energy budget {MW_BUDGET:,} evaluations, batches of",
         "256, the same three methods and settings as on GMM-40, flows of 6 layers x 64 hidden x 8 bins; FAB as",
-        "above (8 MALA levels, alpha = 2, no replay buffer; the paper's FAB uses HMC, a prioritized replay buffer",
-        "and millions of evaluations). Reverse ESS, forward ESS (10,000 exact samples) and NLL every",
-        f"{MW_EVERY} batches (4,000 samples).",
+        "above (8 MALA levels, alpha = 2), without and with the paper's prioritized replay buffer",
+        "(**FAB + buffer**: every AIS batch with its log weights is stored; from 8 stored batches on, each AIS",
+        "batch is followed by 8 gradient steps on buffer batches drawn with probability proportional to the AIS",
+        "weight, loss -mean(w_adjust log q), w_adjust = q_old / q_new clipped at 10 and folded back into the",
+        "stored weight; buffer of 250 batches. The paper's Many-Well-32 runs use the same 8 replay batches per",
+        "AIS batch, but batches of 2048, a buffer of 250 batches with a minimum of 32, HMC transitions and",
+        "millions of evaluations). Reverse ESS, forward ESS (10,000 exact samples) and NLL every",
+        f"{MW_EVERY} batches (4,000 samples; FAB: every {max(1, MW_EVERY // 9)} AIS batches).",
         "",
         *mw_lines,
         "",

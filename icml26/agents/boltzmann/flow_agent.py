@@ -17,10 +17,11 @@ objective its own name: ``flow-ml``, ``flow-lv``, ``flow-ldr``, ``flow-rkl``,
   KL with the env's forces), ``lv_onpolicy`` (log-variance with R = q), ``ldr_var`` (reverse KL
   on each fresh batch + lambda * dispersion on batches of a replay buffer of past samples with
   their energies, with ``replay_steps`` extra buffer-only updates per evaluated batch), ``fab``
-  (FAB, Midgley et al. 2023, without its replay buffer: AIS from q towards p^2 / q with
-  ``ais_levels`` MALA levels, then the self-normalized AIS-weighted NLL of the AIS samples; each
-  update costs ``batch * (ais_levels + 1)`` evaluations; real coordinates only, see
-  :mod:`.ais`).
+  (FAB, Midgley et al. 2023: AIS from q towards p^2 / q with ``ais_levels`` MALA levels; by
+  default without its replay buffer, one update per AIS batch by the self-normalized
+  AIS-weighted NLL, each costing ``batch * (ais_levels + 1)`` evaluations; ``fab_buffer=True``
+  adds the paper's prioritized replay buffer, ``fab_replay_steps`` updates per AIS batch, see
+  :mod:`.fab_buffer`; real coordinates only, see :mod:`.ais`).
 
 Objectives that train on data (all but the purely variational ones) hold out a seeded
 ``val_fraction`` of the data set, evaluate the validation objective every ``eval_every`` updates
@@ -91,6 +92,18 @@ class FlowConfig:
     ais_levels: int = 8  # fab: AIS levels (one MALA step each)
     ais_step: float = 0.05  # fab: initial MALA step size (flow coordinates), adapted per level
     alpha: float = 2.0  # fab: AIS target q^(1 - alpha) p^alpha
+    # fab's prioritized replay buffer (off: the original behaviour, one update per AIS batch).
+    # Paper (fab-torch, Many-Well-32): batch 2048, buffer 512,000 (250 batches), minimum 65,536
+    # (32 batches), 8 replay batches per AIS batch, weight adjustment unclipped there (the
+    # trainer's default clip is 10). Here the sizes are in the same batches of ``batch_size``
+    # where the budget allows: 250 batches, a minimum of 8 (a 128k budget buys ~55 AIS batches).
+    fab_buffer: bool = False
+    fab_buffer_batches: int = 250  # maximum buffer length, in batches
+    fab_buffer_min_batches: int = (
+        8  # AIS batches stored before the first update (>= fab_replay_steps)
+    )
+    fab_replay_steps: int = 8  # gradient steps on buffer batches per AIS batch
+    fab_w_clip: float | None = 10.0  # upper clip of w_adjust = q_old / q_new (None: no clip)
 
     def __post_init__(self) -> None:
         if self.objective not in DATA_OBJECTIVES + VARIATIONAL_OBJECTIVES:
@@ -104,6 +117,16 @@ class FlowConfig:
             )
         if not float(self.weight_decay) >= 0:
             raise ValueError(f"FlowSampler: weight_decay must be >= 0, got {self.weight_decay!r}")
+        if self.fab_w_clip is not None and not float(self.fab_w_clip) > 0:
+            raise ValueError(
+                f"FlowSampler: fab_w_clip must be > 0 or None, got {self.fab_w_clip!r}"
+            )
+        if int(self.fab_buffer_min_batches) < int(self.fab_replay_steps):
+            raise ValueError(
+                "FlowSampler: fab_buffer_min_batches must be >= fab_replay_steps (replay batches "
+                f"are drawn without replacement), got {self.fab_buffer_min_batches!r} < "
+                f"{self.fab_replay_steps!r}"
+            )
         for k in ("alpha", "ais_step"):
             if not float(getattr(self, k)) > 0:
                 raise ValueError(f"FlowSampler: {k} must be > 0, got {getattr(self, k)!r}")
@@ -123,6 +146,9 @@ class FlowConfig:
             "patience",
             "rkl_batch",
             "ais_levels",
+            "fab_buffer_batches",
+            "fab_buffer_min_batches",
+            "fab_replay_steps",
         ):
             if getattr(self, k) is not None and int(getattr(self, k)) < 1:
                 raise ValueError(f"FlowSampler: {k} must be >= 1, got {getattr(self, k)!r}")
@@ -525,29 +551,15 @@ class FlowSampler:
         stats["energy_evals"] = spent
         return stats
 
-    def _learn_fab(self, env: Any, opt: torch.optim.Optimizer, left: int) -> dict[str, Any]:
-        from icml26.agents.boltzmann.ais import ais
-
-        c = self.config
+    def _fab_setup(self, env: Any, stats: dict[str, Any]) -> tuple[Callable, Callable, int]:
+        """FAB's ``log_q`` and ``energy`` callables for :func:`.ais` and the env's batch size."""
         flow, cmap = self._require_flow()
         if any(cmap.circular):
             raise ValueError(
                 "FlowSampler(fab): AIS with MALA is implemented for real coordinates only, "
                 "not for flows with circular (torsion) coordinates"
             )
-        env_batch = self._env_batch or c.batch_size
-        per_chain = c.ais_levels + 1
-        n_updates = max(1, left // (min(c.batch_size, env_batch) * per_chain))
-        sched = self._schedule(opt, n_updates)
-        stats: dict[str, Any] = {
-            "objective": c.objective,
-            "energy_evals": 0,
-            "iterations": 0,
-            "skipped_updates": 0,
-            "nonfinite_energies": 0,
-            "curve": [],
-        }
-        steps = torch.full((c.ais_levels,), float(c.ais_step), dtype=torch.float64)
+        env_batch = self._env_batch or self.config.batch_size
 
         def log_q(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             y = y.detach().float().requires_grad_(True)
@@ -579,6 +591,32 @@ class FlowSampler:
                 fs.append(g)
             return torch.cat(us), torch.cat(fs)
 
+        return log_q, energy, env_batch
+
+    def _fab_stats(self) -> dict[str, Any]:
+        return {
+            "objective": self.config.objective,
+            "energy_evals": 0,
+            "iterations": 0,
+            "skipped_updates": 0,
+            "nonfinite_energies": 0,
+            "curve": [],
+        }
+
+    def _learn_fab(self, env: Any, opt: torch.optim.Optimizer, left: int) -> dict[str, Any]:
+        from icml26.agents.boltzmann.ais import ais
+
+        c = self.config
+        if c.fab_buffer:
+            return self._learn_fab_buffer(env, opt, left)
+        flow, _ = self._require_flow()
+        stats = self._fab_stats()
+        log_q, energy, env_batch = self._fab_setup(env, stats)
+        per_chain = c.ais_levels + 1
+        n_updates = max(1, left // (min(c.batch_size, env_batch) * per_chain))
+        sched = self._schedule(opt, n_updates)
+        steps = torch.full((c.ais_levels,), float(c.ais_step), dtype=torch.float64)
+
         every = max(1, n_updates // 20)
         for it in range(n_updates):
             m = min(c.batch_size, env_batch, (left - stats["energy_evals"]) // per_chain)
@@ -608,15 +646,83 @@ class FlowSampler:
                         "accept": res.accept[-1],
                     }
                 )
-            if (
-                self.callback is not None
-                and self.callback_every
-                and (it + 1) % self.callback_every == 0
-            ):
-                self.callback(
-                    self, {"iteration": stats["iterations"], "energy_evals": stats["energy_evals"]}
-                )
+            self._fab_callback(it, stats)
         stats["ais_step_sizes"] = [float(v) for v in steps]
+        return stats
+
+    def _fab_callback(self, it: int, stats: dict[str, Any]) -> None:
+        if (
+            self.callback is not None
+            and self.callback_every
+            and (it + 1) % self.callback_every == 0
+        ):
+            self.callback(
+                self, {"iteration": stats["iterations"], "energy_evals": stats["energy_evals"]}
+            )
+
+    def _learn_fab_buffer(self, env: Any, opt: torch.optim.Optimizer, left: int) -> dict[str, Any]:
+        """FAB with its prioritized replay buffer (see :mod:`.fab_buffer`).
+
+        Each AIS batch of ``m`` chains (``m * (ais_levels + 1)`` evaluations) is added to the
+        buffer; once it holds ``fab_buffer_min_batches`` batches, every AIS batch is followed by
+        ``fab_replay_steps`` gradient steps on batches drawn from the buffer with probability
+        ``∝ w``. ``iterations`` counts gradient steps; the callback fires per AIS batch.
+        """
+        from icml26.agents.boltzmann.ais import ais
+        from icml26.agents.boltzmann.fab_buffer import PrioritizedBuffer, buffer_loss
+
+        c = self.config
+        flow, _ = self._require_flow()
+        stats = self._fab_stats()
+        stats["ais_batches"] = 0
+        log_q, energy, env_batch = self._fab_setup(env, stats)
+        per_chain = c.ais_levels + 1
+        m0 = min(c.batch_size, env_batch)
+        n_ais = max(1, left // (m0 * per_chain))
+        n_updates = max(1, (n_ais - c.fab_buffer_min_batches + 1) * c.fab_replay_steps)
+        sched = self._schedule(opt, n_updates)
+        steps = torch.full((c.ais_levels,), float(c.ais_step), dtype=torch.float64)
+        buf = PrioritizedBuffer(c.fab_buffer_batches * m0)
+        every = max(1, n_ais // 20)
+        for it in range(n_ais):
+            m = min(m0, (left - stats["energy_evals"]) // per_chain)
+            if m < 2:
+                break
+            with torch.no_grad():
+                y0, _ = flow.rsample(m, self._gen)
+            res = ais(y0.double(), log_q, energy, c.ais_levels, steps, self._gen, alpha=c.alpha)
+            steps = res.step_sizes
+            stats["ais_batches"] += 1
+            with torch.no_grad():
+                buf.add(res.x, res.log_w, flow.log_prob(res.x.float()).double())
+            losses, w_adj = [], []
+            if len(buf) >= c.fab_buffer_min_batches * m0:
+                idx_all = buf.sample_indices(c.fab_replay_steps * m0, self._gen)
+                for idx in idx_all.split(m0):
+                    lq = flow.log_prob(buf.x[idx].float()).double()  # type: ignore[index]
+                    loss, w = buffer_loss(lq, buf.log_q_old[idx], c.fab_w_clip)
+                    buf.adjust(idx, lq)
+                    self._update(opt, loss, stats)
+                    if sched is not None:
+                        sched.step()
+                    stats["iterations"] += 1
+                    losses.append(float(loss.detach()))
+                    w_adj.append(float(w.mean()))
+            if losses and (it % every == 0 or it == n_ais - 1):
+                ok = torch.isfinite(res.log_w)
+                wn = torch.softmax(res.log_w[ok], 0)
+                stats["curve"].append(
+                    {
+                        "energy_evals": stats["energy_evals"],
+                        "loss": float(np.mean(losses)),
+                        "w_adjust_mean": float(np.mean(w_adj)),
+                        "ais_ess": float(1.0 / (wn**2).sum() / m),
+                        "accept": res.accept[-1],
+                    }
+                )
+            self._fab_callback(it, stats)
+        stats["ais_step_sizes"] = [float(v) for v in steps]
+        stats["buffer_length"] = len(buf)
         return stats
 
     def _buffer_dispersion(
