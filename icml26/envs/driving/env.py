@@ -13,6 +13,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from icml26.envs._checks import check_render_mode
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.risk import RiskPredictor
 from icml26.envs.driving.scalar import StepOne
@@ -349,10 +350,7 @@ class ScenePilotEnv(gym.Env):
         max_steps: int = 300,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"{self._name}: render_mode must be 'rgb_array' or None, got {render_mode!r}"
-            )
+        check_render_mode(self._name, render_mode, self.metadata["render_modes"])
         if action not in ("speed", "acc_steer"):
             raise ValueError(f"{self._name}: action must be 'speed' or 'acc_steer', got {action!r}")
         if backend not in BACKENDS:

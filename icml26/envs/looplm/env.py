@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from icml26.envs._checks import check_render_mode
 from icml26.envs.looplm.tasks import Problem, ProblemSampler, make_generator
 from icml26.envs.looplm.tokenizer import CHARSET, CharTokenizer
 
@@ -93,11 +94,7 @@ class LoopReasoningEnv(gym.Env):
         render_mode: str | None = None,
         **knobs: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"LoopReasoning-v0: render_mode must be one of {self.metadata['render_modes']} or "
-                f"None, got {render_mode!r}"
-            )
+        check_render_mode("LoopReasoning-v0", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.task_name = task
         self.generator = make_generator(task, **knobs)

@@ -18,6 +18,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from icml26._entry_points import require
+from icml26.envs._checks import check_render_mode
 from icml26.envs.looplm.tasks import SPLITS
 
 ANSWER_CHARSET = string.printable
@@ -94,10 +95,7 @@ class ReasoningGymEnv(gym.Env):
             raise ValueError(f"ReasoningGym-v0: split must be one of {SPLITS}, got {split!r}")
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"ReasoningGym-v0: size must be a positive int, got {size!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"ReasoningGym-v0: render_mode must be 'ansi' or None, got {render_mode!r}"
-            )
+        check_render_mode("ReasoningGym-v0", render_mode, self.metadata["render_modes"])
         rg = require("reasoning_gym", "looplm", "icml26/ReasoningGym-v0")
         self.name, self.split, self.render_mode = name, split, render_mode
         self.dataset = rg.create_dataset(

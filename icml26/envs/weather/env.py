@@ -13,6 +13,7 @@ import xarray as xr
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from icml26.envs._checks import check_int_at_least, check_render_mode
 from icml26.envs.weather.climatology import Climatology
 from icml26.envs.weather.grid import (
     STEP_HOURS,
@@ -196,14 +197,9 @@ class WeatherRolloutEnv(gym.Env):
             raise ValueError(f"{ENV_NAME}: source must be one of {SOURCES}, got {source!r}")
         if split not in ("train", "test"):
             raise ValueError(f"{ENV_NAME}: split must be 'train' or 'test', got {split!r}")
-        if not isinstance(history, (int, np.integer)) or history < 1:
-            raise ValueError(f"{ENV_NAME}: history must be an int >= 1, got {history!r}")
-        if not isinstance(lead_steps, (int, np.integer)) or lead_steps < 1:
-            raise ValueError(f"{ENV_NAME}: lead_steps must be an int >= 1, got {lead_steps!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"{ENV_NAME}: render_mode must be 'rgb_array' or None, got {render_mode!r}"
-            )
+        check_int_at_least(ENV_NAME, "history", history)
+        check_int_at_least(ENV_NAME, "lead_steps", lead_steps)
+        check_render_mode(ENV_NAME, render_mode, self.metadata["render_modes"])
         bad_hours = [h for h in init_hours if h % STEP_HOURS or not 0 <= h < 24]
         if not init_hours or bad_hours:
             raise ValueError(
