@@ -4,6 +4,8 @@
     python experiments/weather.py report     # writes docs/results/weather.md and the figures
     python experiments/weather.py qg-scan    # persistence and jet share of other QG settings
     python experiments/weather.py probe      # off-task: EMFormer with 4x the update budget
+    python experiments/weather.py qg-linearity --qg '{"beta": 1e-11}'  # off-task: linear vs
+                                             # nonlinear predictors on a QG setting
 
 Every arm goes through the registered task's own ``run_trial`` (icml26.benchmarks.tasks.weather):
 the task's env, training period, ``Budget`` and ``eval_episodes`` initializations, nothing else.
@@ -885,7 +887,8 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("command", choices=("run", "report", "qg-scan", "probe"))
+    p.add_argument("command", choices=("run", "report", "qg-scan", "probe", "qg-linearity"))
+    p.add_argument("--qg", default="{}", help="qg-linearity: QG model settings as JSON")
     p.add_argument("--only", nargs="*", default=None, help="arms to run (default: all)")
     p.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     p.add_argument("--workers", type=int, default=1, help="parallel processes")
@@ -904,6 +907,12 @@ def main(argv: list[str] | None = None) -> None:
     elif a.command == "probe":
         provenance(a.allow_dirty, argv=["experiments/weather.py", "probe"])
         cmd_probe()
+    elif a.command == "qg-linearity":
+        provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
+        sys.path.insert(0, str(ROOT / "experiments"))
+        from weather_qg_linearity import cmd_qg_linearity
+
+        cmd_qg_linearity(json.loads(a.qg), a.seeds[0] if a.seeds else 0)
     elif a.command == "qg-scan":
         provenance(a.allow_dirty, argv=["experiments/weather.py", "qg-scan"])
         cmd_qg_scan()

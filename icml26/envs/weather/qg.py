@@ -15,6 +15,13 @@ bottom drag 1/(4 days); eddies equilibrate after about 80 days (spin-up 150 days
 domain matters: in a channel much shorter than the unstable wavelength the x-only modes, on
 which the Jacobian vanishes, grow without bound.
 
+Criticality: the inviscid (Phillips) instability needs ``Q_y,2 < 0``, a shear above ``beta / F2``
+(``2 beta rd^2`` for equal layers), 15.9 m/s at the defaults, so the defaults' 15 m/s are just
+subcritical and only the bottom drag destabilizes them: a few regular waves on slowly varying
+zonal jets. ``beta=5e-12, rek=1/86400, dt=1080`` (task ``weather/qg-turbulent``) is three times
+supercritical and drag-arrested: it decorrelates within about 5 days and a learned nonlinear
+forecast beats the best linear one at 1-3 days (``experiments/weather.py qg-linearity``).
+
 Output follows WeatherBench 2 names: ``geopotential``, ``u_component_of_wind`` and
 ``v_component_of_wind`` on levels 250 (upper layer) and 750 hPa (lower layer), geopotential
 being ``Phi0_i + f0 (psi_i - U_i y)`` and the winds including the mean jet. Latitude and
