@@ -65,9 +65,8 @@ class WeatherForecaster:
                 f"{type(self).__name__}: call learn(dataset_or_env, budget) before forecasting"
             )
 
-    def act(
-        self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
-    ) -> np.ndarray:
+    def _observed(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The env observation's state (history, C, lat, lon), checked, and its time (1,)."""
         self._require_fit()
         state = np.asarray(observation["state"], dtype=np.float32)
         if state.ndim != 4 or state.shape[0] < self.context_length:
@@ -75,7 +74,12 @@ class WeatherForecaster:
                 f"{type(self).__name__}: observation['state'] must be (history >= "
                 f"{self.context_length}, C, lat, lon), got {state.shape}"
             )
-        times = datetime_from_hours(np.asarray(observation["time"]).reshape(1))
+        return state, datetime_from_hours(np.asarray(observation["time"]).reshape(1))
+
+    def act(
+        self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        state, times = self._observed(observation)
         return self.predict(state[None, -self.context_length :], times)[0].astype(np.float32)
 
     def rollout(self, context: np.ndarray, init_times: Any, steps: int) -> np.ndarray:

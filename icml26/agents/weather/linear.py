@@ -24,7 +24,7 @@ import numpy as np
 
 from icml26.agents.weather.base import WeatherForecaster
 from icml26.envs.weather.env import WeatherDataset
-from icml26.envs.weather.grid import STEP, datetime_from_hours
+from icml26.envs.weather.grid import STEP
 from icml26.protocol import Budget
 
 
@@ -252,15 +252,8 @@ class DirectLinearForecaster(WeatherForecaster):
         self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
     ) -> np.ndarray:
         """Lead ``lead_step + 1`` from the context seen at ``lead_step == 0`` of the episode."""
-        self._require_fit()
-        state = np.asarray(observation["state"], dtype=np.float32)
-        if state.ndim != 4 or state.shape[0] < self.context_length:
-            raise ValueError(
-                f"DirectLinearForecaster: observation['state'] must be (history >= "
-                f"{self.context_length}, C, lat, lon), got {state.shape}"
-            )
+        state, times = self._observed(observation)
         k = int(np.asarray(observation["lead_step"]))
-        times = datetime_from_hours(np.asarray(observation["time"]).reshape(1))
         if k == 0:
             self._anchor = (self._context_pcs(state[None], times), times)
         if self._anchor is None:
