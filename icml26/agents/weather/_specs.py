@@ -46,6 +46,12 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "a per-lead quadratic regression (a stable nonlinear forecaster on the same footing).",
     },
     {
+        "name": "weather-quadratic-iterated",
+        "entry_point": f"{_P}.linear:IteratedQuadraticForecaster",
+        "description": "One-step quadratic regression of the leading 48 PCs' 6-hour increment "
+        "(products of the leading 32), iterated: a nonlinear emulator of the QG tendency.",
+    },
+    {
         "name": "weather-resnet",
         "entry_point": f"{_P}.neural:ResNetForecaster",
         "description": "Small ResNet (periodic longitude) trained on one-step weighted MSE, iterated.",

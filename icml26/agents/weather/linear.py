@@ -54,6 +54,10 @@ class DirectLinearForecaster(WeatherForecaster):
         quadratic: 0 for the linear model; ``q > 0`` adds the products of the newest state's
             leading ``q`` whitened PCs (``q (q + 1) / 2`` features), a quadratic forecaster on
             the same footing (the QG nonlinearity, the Jacobian, is quadratic).
+        reference: what anomalies are taken from: ``"climatology"`` (the training data's
+            WeatherBench 2 day-of-year x hour climatology) or ``"mean"`` (the training time-mean
+            per grid point; for sources without a seasonal cycle, where the day-of-year
+            climatology of a few years is mostly sampling noise).
     """
 
     def __init__(
@@ -66,8 +70,12 @@ class DirectLinearForecaster(WeatherForecaster):
         max_eof_rows: int = 3000,
         quadratic: int = 0,
         quad_alphas: Sequence[float] = (1e-2, 1e-1, 1.0, 10.0),
+        reference: str = "climatology",
     ) -> None:
         super().__init__()
+        if reference not in ("climatology", "mean"):
+            raise ValueError(f"reference must be 'climatology' or 'mean', got {reference!r}")
+        self.reference = reference
         if history < 1:
             raise ValueError(f"history must be >= 1, got {history}")
         if not n_eofs or min(n_eofs) < 1:
@@ -93,8 +101,14 @@ class DirectLinearForecaster(WeatherForecaster):
     # --------------------------------------------------------------------- features
     def _anomaly(self, x: np.ndarray, times: np.ndarray) -> np.ndarray:
         """(B, C, lat, lon) states -> (B, D) normalized anomalies."""
-        z = (x - self.clim.at(times)) / self.scale[None, :, None, None]
+        z = (x - self._reference(times)) / self.scale[None, :, None, None]
         return z.reshape(z.shape[0], -1).astype(np.float32)
+
+    def _reference(self, times: np.ndarray) -> np.ndarray:
+        """The state anomalies are taken from: (B, C, lat, lon) at ``times``."""
+        if self.reference == "mean":
+            return np.broadcast_to(self._mean, (len(times), *self._mean.shape))
+        return self.clim.at(times)
 
     def _features(self, pcs: np.ndarray, r: int) -> np.ndarray:
         """``pcs`` (B, h, K) whitened PCs of the context (oldest first) -> (B, r h + 1), ordered
@@ -131,16 +145,20 @@ class DirectLinearForecaster(WeatherForecaster):
         return self._features(ctx, r)
 
     # --------------------------------------------------------------------- training
-    def fit(self, data: WeatherDataset, budget: Budget) -> dict[str, Any]:
+    def _basis(self, data: WeatherDataset, lead: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fit the climatology, channel scales and EOFs; return the whitened input PCs (T, kmax),
+        the unwhitened target PCs (T, kt) and the EOF variances."""
         arr, times = data.array, data.times
         self.clim = data.climatology()
         n_t = arr.shape[0]
         self._grid = tuple(arr.shape[2:])
-        h, lead = self.context_length, int(data.lead_steps)
+        h = self.context_length
         if n_t < h + lead + 10:
             raise ValueError(f"{n_t} training states are too few for history {h} and {lead} leads")
         z = np.empty((n_t, arr[0].size), dtype=np.float32)
-        anom = arr - self.clim.at(times)
+        if self.reference == "mean":
+            self._mean = arr.mean(axis=0, dtype=np.float64).astype(np.float32)
+        anom = arr - self._reference(times)
         self.scale = np.sqrt((anom.astype(np.float64) ** 2).mean(axis=(0, 2, 3))).astype(np.float32)
         self.scale[self.scale == 0] = 1.0
         z[:] = (anom / self.scale[None, :, None, None]).reshape(n_t, -1)
@@ -153,8 +171,12 @@ class DirectLinearForecaster(WeatherForecaster):
         self.eofs = vt[: max(kmax, kt)].astype(np.float32)  # (K, D)
         self.pc_std = np.sqrt(np.maximum(var[:kmax], 1e-12)).astype(np.float32)
         pcs = z @ self.eofs.T  # (T, K)
-        inputs = pcs[:, :kmax] / self.pc_std
-        targets = pcs[:, :kt]
+        return pcs[:, :kmax] / self.pc_std, pcs[:, :kt], var
+
+    def fit(self, data: WeatherDataset, budget: Budget) -> dict[str, Any]:
+        h, lead = self.context_length, int(data.lead_steps)
+        inputs, targets, var = self._basis(data, lead)
+        n_t, kmax, kt = inputs.shape[0], inputs.shape[1], targets.shape[1]
         ranks = [r for r in self.n_eofs if r <= kmax] or [kmax]
 
         ends = np.arange(h - 1, n_t - lead)
@@ -231,7 +253,7 @@ class DirectLinearForecaster(WeatherForecaster):
         z = y @ self.eofs[: w.shape[1]]
         t = t0 + STEP * k
         shape = (pcs.shape[0], self.scale.size, *self._grid)
-        return self.clim.at(t) + z.reshape(shape) * self.scale[None, :, None, None]
+        return self._reference(t) + z.reshape(shape) * self.scale[None, :, None, None]
 
     def predict(self, context: np.ndarray, times: np.ndarray) -> np.ndarray:
         """The lead-1 (6-hour) forecast."""
@@ -270,3 +292,131 @@ class DirectQuadraticForecaster(DirectLinearForecaster):
         self, quadratic: int = 16, n_eofs: Sequence[int] = (16, 32, 64, 128, 256), **kw: Any
     ) -> None:
         super().__init__(n_eofs=n_eofs, quadratic=quadratic, **kw)
+
+
+class IteratedQuadraticForecaster(DirectLinearForecaster):
+    """A one-step (6-hour) quadratic regression in EOF space, iterated: a nonlinear emulator.
+
+    The QG tendency is quadratic in the state (the Jacobian), so this is the model class of the
+    dynamics, truncated to the leading ``n_eofs`` PCs. The whitened PCs' 6-hour increment is
+    regressed on the last ``history`` states' PCs and the pairwise products of the newest
+    state's leading ``quadratic`` PCs (ridge, separate penalties for the linear and quadratic
+    blocks). The penalty pair is chosen by the error of ``val_steps``-step rollouts on the last
+    ``val_fraction`` of the training period (a one-step fit can be unstable when iterated), then
+    the map is refitted on all of it. Rollouts clip the whitened PCs at ``+-clip`` (a guard
+    against blow-up; inactive on stable rollouts). The EOFs beyond ``n_eofs`` are forecast as
+    the reference. Anomalies are taken from the training time-mean by default
+    (``reference="mean"``): the map is autonomous, and on sources without a seasonal cycle (QG,
+    Lorenz-96) a day-of-year climatology of a few years would add sampling noise to the state it
+    sees; use ``reference="climatology"`` on data with a seasonal cycle.
+    """
+
+    def __init__(
+        self,
+        history: int = 2,
+        n_eofs: int = 48,
+        quadratic: int = 32,
+        alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+        quad_alphas: Sequence[float] = (1e-3, 1e-2, 1e-1, 1.0),
+        val_steps: int = 12,
+        val_fraction: float = 0.2,
+        clip: float = 8.0,
+        max_eof_rows: int = 3000,
+        reference: str = "mean",
+    ) -> None:
+        if isinstance(n_eofs, Sequence) or int(n_eofs) < 1:
+            raise ValueError(f"n_eofs must be one positive int, got {n_eofs!r}")
+        if quadratic < 1:
+            raise ValueError(f"quadratic must be >= 1 (use weather-linear-direct), got {quadratic}")
+        if val_steps < 1 or clip <= 0:
+            raise ValueError(f"val_steps must be >= 1 and clip > 0, got {val_steps}, {clip}")
+        super().__init__(
+            history=history,
+            n_eofs=(int(n_eofs),),
+            alphas=alphas,
+            target_eofs=int(n_eofs),
+            val_fraction=val_fraction,
+            max_eof_rows=max_eof_rows,
+            quadratic=quadratic,
+            quad_alphas=quad_alphas,
+            reference=reference,
+        )
+        self.val_steps, self.clip = int(val_steps), float(clip)
+        self._state: tuple[np.ndarray, np.ndarray, int] | None = None
+
+    def _step(self, ctx: np.ndarray) -> np.ndarray:
+        """(B, h, r) whitened PCs, oldest first -> the next state's (B, r)."""
+        x = self._features(ctx, ctx.shape[2])
+        return np.clip(ctx[:, -1] + x @ self.w, -self.clip, self.clip)
+
+    def fit(self, data: WeatherDataset, budget: Budget) -> dict[str, Any]:
+        h, m = self.context_length, self.val_steps
+        p, _, var = self._basis(data, m)
+        r = p.shape[1]
+        ends = np.arange(h - 1, p.shape[0] - 1)
+        n_val = max(1, int(round(self.val_fraction * ends.size)))
+        tr, va = ends[: ends.size - n_val - m], ends[ends.size - n_val : ends.size - m]
+        va = va[:: max(1, va.size // 200)]  # up to ~200 validation rollouts
+        x_tr = self._design(p, tr, r)
+        g, c = x_tr.T.astype(np.float64) @ x_tr, x_tr.T.astype(np.float64) @ (p[tr + 1] - p[tr])
+        w2 = self.pc_std.astype(np.float64) ** 2  # the error in unwhitened (state) units
+        best: tuple[float, tuple[float, float]] = (np.inf, self.penalties[0])
+        for pen in self.penalties:
+            self.w = np.linalg.solve(g + np.diag(self._penalty(g.shape[0], *pen) * tr.size), c)
+            ctx = np.stack([p[va - h + 1 + j] for j in range(h)], axis=1)
+            for _ in range(m):
+                ctx = np.concatenate([ctx[:, 1:], self._step(ctx)[:, None]], axis=1)
+            err = float((((ctx[:, -1] - p[va + m]) ** 2) * w2).sum(1).mean())
+            if np.isfinite(err) and err < best[0]:
+                best = (err, pen)
+        self.alpha_pair = best[1]
+        x_all = self._design(p, ends, r)
+        cols_pen = self._penalty(x_all.shape[1], *best[1])
+        self.w = ridge_solve(x_all, p[ends + 1] - p[ends], cols_pen).astype(np.float32)
+        return {
+            "n_eofs": r,
+            "variance_kept": float(var[:r].sum() / var.sum()),
+            "alphas": list(best[1]),
+            f"val_mse_{m}_steps_normalized": best[0] / self.eofs.shape[1],
+        }
+
+    def _to_state(self, pcs: np.ndarray, t: np.ndarray) -> np.ndarray:
+        z = (pcs * self.pc_std) @ self.eofs[: pcs.shape[1]]
+        shape = (pcs.shape[0], self.scale.size, *self._grid)
+        return (self._reference(t) + z.reshape(shape) * self.scale[None, :, None, None]).astype(
+            np.float32
+        )
+
+    def predict(self, context: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """The 6-hour forecast."""
+        return self.rollout(context, times, 1)[:, 0]
+
+    def rollout(self, context: np.ndarray, init_times: Any, steps: int) -> np.ndarray:
+        """The one-step map iterated ``steps`` times in EOF space."""
+        self._require_fit()
+        t = np.asarray(init_times, dtype="datetime64[ns]").reshape(-1)
+        ctx = self._context_pcs(context, t)
+        out = []
+        for k in range(1, steps + 1):
+            nxt = self._step(ctx)
+            ctx = np.concatenate([ctx[:, 1:], nxt[:, None]], axis=1)
+            out.append(self._to_state(nxt, t + STEP * k))
+        return np.stack(out, axis=1)
+
+    def act(
+        self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """One more step of the rollout started at ``lead_step == 0`` (the env feeds the forecast
+        back, so this equals :meth:`rollout` from the episode's initial context)."""
+        state, times = self._observed(observation)
+        k = int(np.asarray(observation["lead_step"]))
+        if k == 0:
+            self._state = (self._context_pcs(state[None], times), times, 0)
+        if self._state is None or self._state[2] != k:
+            raise RuntimeError(
+                "IteratedQuadraticForecaster: episode must start at lead_step 0 and step in order"
+            )
+        ctx, t0, _ = self._state
+        nxt = self._step(ctx)
+        self._state = (np.concatenate([ctx[:, 1:], nxt[:, None]], axis=1), t0, k + 1)
+        return self._to_state(nxt, t0 + STEP * (k + 1))[0]

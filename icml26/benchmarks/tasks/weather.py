@@ -229,6 +229,16 @@ SUITES = {
                 "emformer": {"updates": 161, "finetune_updates": 13},
             },
         ),
+        SuiteEntry(
+            "weather/qg-turbulent",
+            {
+                **_BASELINES,
+                "weather-linear-direct": {},
+                "weather-quadratic-iterated": {},
+                "weather-resnet": {"updates": 200},
+                "emformer": {"updates": 161, "finetune_updates": 13},
+            },
+        ),
     ],
 }
 
