@@ -109,6 +109,19 @@ ABLATIONS = (
 )
 
 
+TITLE = {
+    "qg": "nonlinear two-layer QG turbulence",
+    "barotropic": "barotropic vorticity turbulence on the sphere",
+}
+SOURCE_TEXT = {
+    "qg": "the two-layer quasi-geostrophic source (`icml26.envs.weather.qg`, deterministic "
+    "baroclinic turbulence on a beta plane)",
+    "barotropic": "the spectral barotropic vorticity model on the sphere "
+    "(`icml26.envs.weather.barotropic`: T21, relaxed towards an unstable jet, stochastic ring "
+    "stirring, so not deterministic)",
+}
+
+
 def _task() -> Any:
     from icml26 import benchmarks
 
@@ -369,7 +382,8 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     w.extend(provenance_lines(prov).splitlines())
     w += [
         "",
-        f"# Weather: EMFormer on nonlinear two-layer QG turbulence (`{TASK}`)",
+        f"# Weather: EMFormer on {TITLE.get(task.env_kwargs.get('source', ''), 'weather data')} "
+        f"(`{TASK}`)",
         "",
         f"Task `{TASK}` v{task.version}: {task.description} Budget: "
         f"{task.budget.updates} gradient updates per learned forecaster; "
@@ -385,10 +399,7 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         "",
         "Seeds: the protocol asks for 10 seeds for a headline claim. "
         + (
-            "Fewer than 10: "
-            + ", ".join(few)
-            + ", for CPU reasons: a learned seed costs 4-9 minutes end to end on the 2 CPU "
-            "cores this run shared with four other jobs. "
+            "Fewer than 10: " + ", ".join(few) + ", for CPU time (the session's two cores). "
             if (
                 few := [
                     f"{a} ({len(res[a])})" for a in order if _arms(1)[a][2] and len(res[a]) < 10
@@ -398,17 +409,18 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         )
         + "Read every 'not detectable' as 'not detectable at this n and budget'.",
         "",
-        "Data: the two-layer quasi-geostrophic source (`icml26.envs.weather.qg`, deterministic "
-        "baroclinic turbulence) with "
+        "Data: "
+        + SOURCE_TEXT.get(task.env_kwargs.get("source", "synthetic"), "the task's source")
+        + " with "
         + (
             f"`{json.dumps(task.env_kwargs.get('source_kwargs'), sort_keys=True)}`"
             if task.env_kwargs.get("source_kwargs")
             else "its defaults"
         )
-        + ". Channels: z250, z750 (geopotential), u250, "
-        "v250 in WeatherBench 2 names. The synthetic QG has no surface, humidity or pressure "
-        "fields, so WeatherBench 2's T2M, 10 m wind, MSLP and Q700 are scored only on ERA5 "
-        "files (the `era5` source maps t2m, u10/v10, msl and q700 when a file has them). "
+        + f". Channels: {', '.join(chans)} in WeatherBench 2 names. The synthetic sources have no "
+        "surface, humidity or pressure fields, so WeatherBench 2's T2M, 10 m wind, MSLP and Q700 "
+        "are scored only on ERA5 files (the `era5` source maps t2m, u10/v10, msl and q700 when a "
+        "file has them). "
         "The linear synthetic sphere stays as the smoke task `weather/sphere-quick`.",
         "",
         "Linear and nonlinear references: `ridge` is local-patch ridge regression iterated "

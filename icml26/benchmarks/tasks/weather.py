@@ -215,7 +215,38 @@ QG_TURBULENT_V1 = dataclasses.replace(
     "an iterated quadratic emulator beats the best linear forecaster at 1-3 days.",
 )
 
-TASKS = [SPHERE, SPHERE_QUICK, LORENZ96, QG, QG_NONLINEAR, QG_TURBULENT, QG_TURBULENT_V1]
+# The nonlinear sphere: forced-dissipative barotropic vorticity turbulence (T21 spectral
+# transform, an unstable mid-latitude jet, stochastic ring stirring; icml26.envs.weather.barotropic)
+# under the qg-turbulent v1 protocol.
+BAROTROPIC = _task(
+    "weather/barotropic-sphere",
+    {"source": "barotropic"},
+    (
+        "z500_rmse_1d",
+        "z500_rmse_3d",
+        "z500_rmse_5d",
+        "z500_acc_3d",
+        "z500_acc_5d",
+        "z500_rmse_10d",
+        "u500_rmse_3d",
+    ),
+    eval_episodes=40,
+    budget=Budget(updates=1000),
+    description="Barotropic vorticity turbulence on the sphere (T21, 32 x 64 Gaussian grid; z, "
+    "u, v at 500 hPa), train 2000-2002, held-out test year 2003: 40 six-hour steps from 40 "
+    "initializations; at most 1000 gradient updates.",
+)
+
+TASKS = [
+    SPHERE,
+    SPHERE_QUICK,
+    LORENZ96,
+    QG,
+    QG_NONLINEAR,
+    QG_TURBULENT,
+    QG_TURBULENT_V1,
+    BAROTROPIC,
+]
 
 _BASELINES: dict[str, dict[str, Any]] = {
     "weather-persistence": {},
