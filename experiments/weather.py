@@ -4,7 +4,7 @@ EMFormer, its ablations. ``--task weather/qg-nonlinear`` reruns the previous hea
     python experiments/weather.py run        # trains and scores every arm (resumable)
     python experiments/weather.py report     # writes docs/results/weather.md and the figures
     python experiments/weather.py qg-scan    # persistence and jet share of other QG settings
-    python experiments/weather.py probe      # off-task: EMFormer with 4x the update budget
+    python experiments/weather.py probe      # off-task: EMFormer, ResNet with 4x the budget
     python experiments/weather.py qg-linearity --qg '{"beta": 1e-11}'  # off-task: linear vs
                                              # nonlinear predictors on a QG setting
 
@@ -201,10 +201,15 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
 PROBE_FACTOR = 4  # the off-task convergence probe trains EMFormer with 4x the task's budget
 
 
-def cmd_probe(seed: int = 0) -> None:
-    """Off-task convergence probe: EMFormer with PROBE_FACTOR x the task's update budget (same
-    split into one-step and fine-tuning updates), scored through the task's ``run_trial`` with
-    only the budget replaced. Not a result on the registered task."""
+def cmd_probe(arms: tuple[str, ...] = ("emformer", "resnet"), seed: int = 0) -> None:
+    """Off-task convergence probe: each of ``arms`` with PROBE_FACTOR x the task's update budget
+    (EMFormer: the same split into one-step and fine-tuning updates), scored through the task's
+    ``run_trial`` with only the budget replaced. Not a result on the registered task."""
+    for arm in arms:
+        _probe_one(arm, seed)
+
+
+def _probe_one(arm: str, seed: int) -> None:
     import dataclasses
 
     import torch
@@ -217,20 +222,21 @@ def cmd_probe(seed: int = 0) -> None:
     task = _task()
     updates = int(task.budget.updates) * PROBE_FACTOR
     probe = dataclasses.replace(task, budget=Budget(updates=updates))
-    _, kwargs, _ = _arms(updates)["emformer"]
-    agent = agents.make("emformer", **{**kwargs, "progress": False})
+    reg, kwargs, _ = _arms(updates)[arm]
+    agent = agents.make(reg, **{**kwargs, "progress": False})
     agent.reset(seed)
     t0 = time.monotonic()
     out = run_trial(probe, agent, seed)
     r = {
-        "arm": f"emformer-{updates}",
+        "arm": f"{arm}-{updates}",
+        "base_arm": arm,
         "seed": seed,
         "updates": updates,
         "kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()},
         "extra": out.extra,
         "wall_s": time.monotonic() - t0,
     }
-    path = OUT / "probe" / f"emformer-{updates}_s{seed}.json"
+    path = OUT / "probe" / f"{arm}-{updates}_s{seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(r))
     print(f"wrote {path} ({r['wall_s']:.0f} s)")
@@ -244,22 +250,23 @@ def _probe_section(w: list[str], res: dict[str, Any], days: list[int], chans: li
     for p in probes:
         r = json.loads(p.read_text())
         seed = r["seed"]
-        base = [x for x in res.get("emformer", []) if x["seed"] == seed]
+        arm = r.get("base_arm", "emformer")
+        base = [x for x in res.get(arm, []) if x["seed"] == seed]
         if base:
-            rows.append((f"emformer, task budget (seed {seed})", _cube(base, "mse")[0], ""))
+            rows.append((f"{arm}, task budget (seed {seed})", _cube(base, "mse")[0], ""))
         curve = r["extra"].get("learn", {}).get("curve", [])
         last = f"{curve[-1]['loss']:.4f} at update {curve[-1]['update']}" if curve else "-"
         rows.append(
             (f"{r['arm']} ({r['updates']} updates, seed {seed})", _cube([r], "mse")[0], last)
         )
-    for a in ("linear-direct", "persistence"):
+    for a in ("linear-direct", "quadratic-iterated", "persistence"):
         if a in res:
             rows.append((a, _cube(res[a], "mse")[0], ""))
     w += [
         "",
         "## Off-task convergence probe",
         "",
-        f"EMFormer trained with {PROBE_FACTOR} x the task's update budget "
+        f"EMFormer and the ResNet trained with {PROBE_FACTOR} x the task's update budget "
         "(`python experiments/weather.py probe`; the same initializations and scoring, only the "
         f"budget replaced; one seed, so no interval). {chans[0]} RMSE by lead:",
         "",
@@ -961,7 +968,7 @@ def main(argv: list[str] | None = None) -> None:
         cmd_run(names, tuple(a.seeds), a.workers)
     elif a.command == "probe":
         provenance(a.allow_dirty, argv=["experiments/weather.py", "probe"])
-        cmd_probe()
+        cmd_probe(tuple(a.only) if a.only else ("emformer", "resnet"))
     elif a.command == "qg-linearity":
         provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
         sys.path.insert(0, str(ROOT / "experiments"))
