@@ -315,9 +315,10 @@ def cmd_run(names: list[str], seeds: tuple[int, ...], workers: int = 1) -> None:
 # ---------------------------------------------------------------------------- statistics
 def _load() -> dict[str, list[dict[str, Any]]]:
     res: dict[str, list[dict[str, Any]]] = {}
+    key = _task().key
     for p in sorted(OUT.glob("*_s[0-9]*.json")):
         r = json.loads(p.read_text())
-        if r.get("task") == TASK:
+        if r.get("task") == TASK and r.get("task_key", key) == key:
             res.setdefault(r["arm"], []).append(r)
     return res
 
