@@ -474,6 +474,7 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     _probe_section(w, res, days, chans)
     _data_diagnostics(w, task)
     _qg_scan(w)
+    _qg_linearity(w)
     _convergence(w, res, order, task)
     w += [
         "",
@@ -933,6 +934,57 @@ def _qg_scan(w: list[str]) -> None:
             f"| `{json.dumps(r['kwargs']) if r['kwargs'] else 'defaults'}` | {r['std']:.4g} | "
             f"{r['jet_share']:.2f} | " + " | ".join(f"{v:.4g}" for v in r["persistence"]) + " |"
         )
+
+
+def _qg_linearity(w: list[str]) -> None:
+    """The QG settings probed with ``qg-linearity`` (its saved tables, one per setting): how long
+    the best linear forecast keeps skill, and how the iterated quadratic emulator compares."""
+    files = sorted((OUT / "qg_linearity").glob("*.md")) if (OUT / "qg_linearity").exists() else []
+    rows = []
+    for f in files:
+        lines = f.read_text().splitlines()
+        setting = lines[0].split("QG settings ", 1)[1].split(", seed")[0]
+        cells = {}
+        for ln in lines:
+            if ln.startswith("| "):
+                name, *vals = [c.strip() for c in ln.strip("|").split("|")]
+                cells.setdefault(name, []).append(vals)
+        if not {"linear-direct", "climatology", "iter-quadratic"} <= set(cells):
+            continue
+        rmse = {n: [float(v.split(" ")[0]) for v in cells[n][0]] for n in cells}
+        ratio = cells["iter-quadratic"][1]  # the second table: ratios to linear-direct
+        skill = [rmse["linear-direct"][i] / rmse["climatology"][i] for i in range(6)]
+        rows.append((setting, skill, ratio))
+    if not rows:
+        return
+    w += [
+        "",
+        "## QG settings probed (`python experiments/weather.py qg-linearity --qg ...`, off-task)",
+        "",
+        "One generated 2000-2003 run per setting (data seed 0), 71 initializations of the "
+        "held-out 2003. Skill horizon: the direct linear model's z250 RMSE as a fraction of "
+        "climatology's (1 = no skill). Nonlinearity: the iterated quadratic emulator's RMSE as a "
+        "fraction of the direct linear model's, paired 95% bootstrap interval (< 1: the "
+        "nonlinear emulator is better). The probe's emulator works on z only (48 PCs of "
+        "z250/z750), the registered agent on every channel.",
+        "",
+        "| setting | linear / clim 3 d | 5 d | 10 d | emulator / linear 1 d | 3 d | 5 d |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    head = json.loads(json.dumps(_task().env_kwargs.get("source_kwargs", {})))
+    for setting, skill, ratio in rows:
+        mark = " (the headline task's)" if json.loads(setting) == head else ""
+        w.append(
+            f"| `{setting}`{mark} | {skill[2]:.2f} | {skill[3]:.2f} | {skill[5]:.2f} | "
+            f"{ratio[0]} | {ratio[2]} | {ratio[3]} |"
+        )
+    w += [
+        "",
+        "Where the linear forecast keeps skill longer (weaker supercriticality, or the "
+        "turbulent setting slowed threefold: shear, beta and drag divided by 3), the flow is "
+        "closer to linear at the 6-hour sampling and the emulator loses at every lead; the "
+        "headline setting is the one where the emulator wins.",
+    ]
 
 
 def _convergence(w: list[str], res: dict[str, Any], order: list[str], task: Any) -> None:
