@@ -664,7 +664,7 @@ def _nonlinear_verdict(
             if passed
             else "does not pass at every checked lead. "
         )
-        + "; ".join(p[0].upper() + p[1:] for p in parts)
+        + ". ".join(p[0].upper() + p[1:] for p in parts)
         + ".",
     ]
     lin1 = rm.get(1, {}).get("linear-direct", float("nan"))
