@@ -149,7 +149,8 @@ class DirectLinearForecaster(WeatherForecaster):
         """Fit the climatology, channel scales and EOFs; return the whitened input PCs (T, kmax),
         the unwhitened target PCs (T, kt) and the EOF variances."""
         arr, times = data.array, data.times
-        self.clim = data.climatology()
+        if self.reference == "climatology":
+            self.clim = data.climatology()
         n_t = arr.shape[0]
         self._grid = tuple(arr.shape[2:])
         h = self.context_length
@@ -369,7 +370,6 @@ class IteratedQuadraticForecaster(DirectLinearForecaster):
             err = float((((ctx[:, -1] - p[va + m]) ** 2) * w2).sum(1).mean())
             if np.isfinite(err) and err < best[0]:
                 best = (err, pen)
-        self.alpha_pair = best[1]
         x_all = self._design(p, ends, r)
         cols_pen = self._penalty(x_all.shape[1], *best[1])
         self.w = ridge_solve(x_all, p[ends + 1] - p[ends], cols_pen).astype(np.float32)
