@@ -563,6 +563,7 @@ def _claims(
                     )
                 )
     rows += _nonlinear_rows(mse, boot, days, chans)
+    rows += _nonlinear_acc_rows(acc, boot, days, chans)
     verdicts: dict[str, str] = {}
     p = [_p_two_sided(r) for _, _, r in rows]
     padj = holm(p) if p else []
@@ -620,6 +621,35 @@ def _nonlinear_rows(
     return rows
 
 
+def _nonlinear_acc_rows(
+    acc: dict[str, np.ndarray], boot: Boot, days: list[int], chans: list[str]
+) -> list[tuple[str, float, np.ndarray]]:
+    """The same comparison by ACC (pattern skill: insensitive to the damping towards
+    climatology that RMSE rewards near the predictability horizon); best linear by ACC."""
+    rows = []
+    for d in NONLINEAR_DAYS:
+        if d not in days:
+            continue
+        d_i = days.index(d)
+        lins = [a for a in LINEAR_ARMS if a in acc]
+        if not lins:
+            continue
+        lin = max(lins, key=lambda a: float(np.nanmean(acc[a][:, :, d_i, 0])))
+        for nl in NONLINEAR_ARMS:
+            if nl in acc:
+                xa, xb = acc[nl][:, :, d_i, 0], acc[lin][:, :, d_i, 0]
+                reps = boot.stat(xa, lambda v: v) - boot.stat(xb, lambda v: v)
+                rows.append(
+                    (
+                        f"nonlinear check (ACC): {nl} beats the best linear model, {lin} "
+                        f"({chans[0]} ACC {d} d; {nl} minus {lin})",
+                        float(xa.mean() - xb.mean()),
+                        reps,
+                    )
+                )
+    return rows
+
+
 def _nonlinear_verdict(
     w: list[str], verdicts: dict[str, str], rm: dict[int, dict[str, float]]
 ) -> None:
@@ -667,6 +697,18 @@ def _nonlinear_verdict(
         + ". ".join(p[0].upper() + p[1:] for p in parts)
         + ".",
     ]
+    acc_won: dict[int, list[str]] = {}
+    for label, v in verdicts.items():
+        if label.startswith("nonlinear check (ACC): ") and v == "supported":
+            d = int(label.split(" ACC ")[1].split(" d;")[0])
+            acc_won.setdefault(d, []).append(label.split()[3])
+    if acc_won:
+        w[-1] += (
+            " By ACC (pattern skill, which does not reward damping the forecast towards "
+            "climatology), the best linear forecaster is beaten "
+            + "; ".join(f"at {d} days by {', '.join(a)}" for d, a in sorted(acc_won.items()))
+            + " (rows above)."
+        )
     lin1 = rm.get(1, {}).get("linear-direct", float("nan"))
     worse = [a for a in ("resnet", "emformer") if a in rm.get(1, {}) and rm[1][a] > lin1]
     if worse:
