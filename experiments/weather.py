@@ -432,6 +432,14 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
         "file has them). "
         "The linear synthetic sphere stays as the smoke task `weather/sphere-quick`.",
         "",
+        "Other weather pages: "
+        + ", ".join(
+            f"[{q.stem}]({q.name})"
+            for q in sorted(DOC.parent.glob("weather*.md"))
+            if q.name != _doc(TASK).name
+        )
+        + " (`--task` picks the task a page is written for).",
+        "",
         "Linear and nonlinear references: `ridge` is local-patch ridge regression iterated "
         "6 hours at a time; `linear-direct` (`weather-linear-direct`) regresses the whole state "
         "at each lead directly on the last two states in EOF space (one ridge map per lead, "
