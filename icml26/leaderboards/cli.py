@@ -256,7 +256,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     st = _store(args)
     _with_reference(st, args)
-    out = render_site(st, args.out, reps=args.reps, title=args.title)
+    out = render_site(st, args.out, reps=args.reps, title=args.title, progress=True)
     print(f"wrote {out / 'index.html'}")
     return 0
 
