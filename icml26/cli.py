@@ -250,19 +250,21 @@ def _run_specs(specs: list[Any], args: argparse.Namespace) -> int:
     """Run the trials with the executor options of ``run``/``bench`` and report them."""
     from icml26 import benchmarks
 
-    store = _store_arg(args)
-    args.started = time.monotonic()
-    args.already_done = 0 if args.rerun else len({s.key for s in specs} & store.finished_keys())
-    results = benchmarks.run(
-        specs,
-        store=store,
-        executor=args.executor,
-        workers=args.workers,
-        rerun=args.rerun,
-        executor_options=_executor_options(args),
-        trial_timeout=args.trial_timeout,
-    )
-    return _finish(results, args, store)
+    with _store_arg(args) as store:
+        args.started = time.monotonic()
+        args.already_done = (
+            0 if args.rerun else len({s.key for s in specs} & store.finished_keys())
+        )
+        results = benchmarks.run(
+            specs,
+            store=store,
+            executor=args.executor,
+            workers=args.workers,
+            rerun=args.rerun,
+            executor_options=_executor_options(args),
+            trial_timeout=args.trial_timeout,
+        )
+        return _finish(results, args, store)
 
 
 def _suite_entries(suite: str, family: str | None) -> list[Any]:
@@ -300,10 +302,11 @@ def cmd_results(args: argparse.Namespace) -> int:
     from icml26 import benchmarks
 
     check_family(args.family)
-    store = open_results_store(args.store, create=False)  # a reader creates nothing
-    results = store.results(task_id=args.task, agent_name=args.agent)
-    if not results and (args.task or args.agent):
-        _check_result_names(store, args)
+    # a reader creates nothing, and closing removes SQLite's -wal/-shm files it opened
+    with open_results_store(args.store, create=False) as store:
+        results = store.results(task_id=args.task, agent_name=args.agent)
+        if not results and (args.task or args.agent):
+            _check_result_names(store, args)
     if args.family:
         results = [r for r in results if _family_of(r.task_id) == args.family]
     if args.json:
