@@ -252,9 +252,7 @@ def _run_specs(specs: list[Any], args: argparse.Namespace) -> int:
 
     with _store_arg(args) as store:
         args.started = time.monotonic()
-        args.already_done = (
-            0 if args.rerun else len({s.key for s in specs} & store.finished_keys())
-        )
+        args.already_done = 0 if args.rerun else len({s.key for s in specs} & store.finished_keys())
         results = benchmarks.run(
             specs,
             store=store,
