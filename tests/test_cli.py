@@ -413,6 +413,18 @@ def test_postgres_url_without_its_driver_names_the_extra(
     assert "secret" not in err  # the password is never printed
 
 
+def test_an_unreachable_database_server_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("psycopg")
+    url = "postgresql+psycopg://me:secret@127.0.0.1:1/icml26"  # nothing listens on port 1
+    for argv in (["results"], ["run", "--task", "tutorial/point-reach", "--agent", "point-pd"]):
+        assert main([*argv, "--store", url]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err.count("\n") == 1 and "cannot open results store postgresql+psycopg://me:***@" in err
+        )
+        assert "secret" not in err
+
+
 def test_a_reader_leaves_a_good_store_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -205,12 +205,10 @@ def open_engine(
             metadata.create_all(engine)
             break
         except sa.exc.DBAPIError as e:
-            if _damaged(e):
+            lost_race = "already exists" in str(e.orig).lower()  # another opener created it
+            if _damaged(e) or (isinstance(e, sa.exc.OperationalError) and not lost_race):
                 engine.dispose()
-                raise StoreError(
-                    f"{what} {describe_url(url)} is a damaged database ({e.orig}); expected an "
-                    f"icml26 {what}"
-                ) from None
+                raise open_error(e, what, url) from None
             if attempt == 2:
                 raise
     return engine
@@ -220,6 +218,17 @@ def _damaged(e: sa.exc.DBAPIError) -> bool:
     """SQLite's words for a file that is not (or no longer) a database."""
     text = str(e.orig).lower()
     return "malformed" in text or "not a database" in text or "file is encrypted" in text
+
+
+def open_error(e: sa.exc.DBAPIError, what: str, url: str) -> StoreError:
+    """The one-line StoreError for a database error while opening a store: a damaged file, or
+    a server that cannot be reached, a database that does not exist, a lock never released."""
+    reason = " ".join(str(e.orig).split()) or type(e.orig).__name__
+    if _damaged(e):
+        return StoreError(
+            f"{what} {describe_url(url)} is a damaged database ({reason}); expected an icml26 {what}"
+        )
+    return StoreError(f"cannot open {what} {describe_url(url)}: {reason}")
 
 
 def _no_rewrite(conn: sa.Connection) -> None:
@@ -272,12 +281,9 @@ class ResultsStore:
                 self.schema_version = self._check_readable()
         except sa.exc.DBAPIError as e:
             self.engine.dispose()
-            if not _damaged(e):
+            if not (_damaged(e) or isinstance(e, sa.exc.OperationalError)):
                 raise
-            raise StoreError(
-                f"results store {self.location} is a damaged database ({e.orig}); expected an "
-                "icml26 results store"
-            ) from None
+            raise open_error(e, "results store", self.url) from None
         except StoreError:
             self.engine.dispose()
             raise
