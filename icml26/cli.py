@@ -435,17 +435,14 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _workers(text: str) -> int:
-    """``--workers``: a count >= 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of workers >= 1, got {text!r}"
-        ) from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of workers >= 1, got {text!r}")
-    return n
+def _resolve_workers(args: argparse.Namespace) -> None:
+    """run/bench ``--workers``: every core unless told (the local executor: one at a time)."""
+    if not hasattr(args, "workers"):
+        return
+    if args.workers is None:
+        args.workers = 1 if args.executor == "local" else available_cores()
+    elif args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
 
 
 def _add_run_options(p: argparse.ArgumentParser, executor: str = "local") -> None:
@@ -465,7 +462,7 @@ def _add_run_options(p: argparse.ArgumentParser, executor: str = "local") -> Non
     )
     p.add_argument(
         "--workers",
-        type=_workers,
+        type=int,
         default=None,
         help="parallel trials for the process executor (default: every core, "
         f"{available_cores()} here); ray: CPUs of the local Ray instance it starts when no "
@@ -618,9 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "workers", 0) is None:  # run/bench: every core unless told (local: one)
-        args.workers = 1 if args.executor == "local" else available_cores()
     try:
+        _resolve_workers(args)
         return int(args.func(args) or 0)
     except (UsageError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)

@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -193,29 +194,20 @@ DEFENSE_IDM = Task(
     extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
 )
 
-DEFENSE_V2_HUMAN = Task(
+DEFENSE_V2_HUMAN = dataclasses.replace(
+    DEFENSE_IDM,
     id="driving/defense-v2-human",
-    version=0,
-    family="driving",
     env_id="icml26/ScenePilotAV-v2",
-    run_trial="icml26.benchmarks.tasks.driving:run_trial",
-    metrics=DEFENSE_IDM.metrics,
-    primary_metric="crash_rate_after",
     env_kwargs={
         "scenario": [5, 6, 7],
         "base_planner": "human",
         "adversary_action": "acc_steer",
         "phi": "ttc",
     },
-    budget=Budget(env_steps=30_720, extra={"adversary_steps": 40_960}),
-    seeds=(0, 1, 2, 3, 4),
-    eval_episodes=EVAL_EPISODES,
     description="Fine-tune a residual on the human planner in ScenePilotAV-v2 scenarios 5-7 "
     "against a ScenePilot adversary trained on ScenePilot-v2 in the trial.",
-    tolerance=0.25,
     extra={
-        "kind": "defense",
-        "adversary_kwargs": BUDGET_PPO_KWARGS,
+        **DEFENSE_IDM.extra,
         "planner": "human",
         "adversary_env_id": "icml26/ScenePilot-v2",
     },
