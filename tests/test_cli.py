@@ -630,3 +630,24 @@ def test_bench_defaults_to_the_process_executor_on_every_core() -> None:
     assert args.executor == "process" and args.workers is None  # main() resolves None to:
     assert available_cores() >= 1
     assert build_parser().parse_args(["run", "--task", "t", "--agent", "a"]).executor == "local"
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_a_trials_own_progress_bars_stay_out_of_the_runners_output(
+    start_method: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The runner's bar names the running trials; the bars a trial draws itself (training loops)
+    would interleave with it, so the trial's child process turns them off."""
+    from icml26 import benchmarks
+    from icml26.benchmarks.executors import ProcessExecutor
+    from icml26.benchmarks.runner import execute_trial
+
+    agent = "icml26.testing.faulty_agents:ProgressBarAgent"
+    (spec,) = benchmarks.trials_for("tutorial/point-reach", agent, [0])
+    assert execute_trial(spec).status == "FINISHED"
+    assert "agent-own-bar" in capfd.readouterr().err  # in-process: the agent's bar shows
+    ex = ProcessExecutor(workers=1, start_method=start_method)
+    (r,) = benchmarks.run([spec], store=tmp_path / "q.db", executor=ex, progress=True)
+    err = capfd.readouterr().err
+    assert r.status == "FINISHED" and "trials (0 already done)" in err
+    assert "agent-own-bar" not in err
