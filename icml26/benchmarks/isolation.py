@@ -130,9 +130,7 @@ def _quiet_progress_bars() -> None:
     with contextlib.suppress(ImportError):
         import tqdm.std  # a forked child has it already: change the default itself
 
-        tqdm.std.tqdm.__init__ = functools.partialmethod(
-            tqdm.std.tqdm.__init__, disable=True
-        )
+        tqdm.std.tqdm.__init__ = functools.partialmethod(tqdm.std.tqdm.__init__, disable=True)
 
 
 def _child_main(conn: Connection, parent_pid: int, max_trials: int | None) -> None:
