@@ -124,13 +124,20 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _quiet_progress_bars() -> None:
     """Turn off the tqdm bars a trial draws itself (training loops, data generation): in a child
-    they would interleave with the runner's bar, which already names the running trials. A bar
-    created with an explicit ``disable=False`` still shows."""
+    they would interleave with the runner's bar, which already names the running trials. Every
+    bar of the child is off, whatever ``disable`` its code computed."""
     os.environ["TQDM_DISABLE"] = "1"  # tqdm reads it when first imported (a spawned child)
     with contextlib.suppress(ImportError):
-        import tqdm.std  # a forked child has it already: change the default itself
+        import tqdm.std  # a forked child has it already: change the class itself
 
-        tqdm.std.tqdm.__init__ = functools.partialmethod(tqdm.std.tqdm.__init__, disable=True)
+        init = tqdm.std.tqdm.__init__
+
+        @functools.wraps(init)
+        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            init(self, *args, **kwargs)
+
+        tqdm.std.tqdm.__init__ = quiet_init
 
 
 def _child_main(conn: Connection, parent_pid: int, max_trials: int | None) -> None:

@@ -356,7 +356,8 @@ class ProgressBarAgent:
 
         from tqdm.auto import tqdm
 
-        for _ in tqdm(range(3), desc=self.label, file=sys.stderr, mininterval=0):
+        # disable=False, as family code computes it (e.g. ``disable=n_updates < 20``)
+        for _ in tqdm(range(3), desc=self.label, file=sys.stderr, mininterval=0, disable=False):
             pass
 
     def act(self, observation: Any, info: Mapping[str, Any] | None = None) -> Any:
