@@ -192,14 +192,17 @@ def forged(
     """A valid bundle of the real PD trials, re-labelled as agent ``ep`` (its code packed
     from the directory ``path``, or from ``requirement``), claiming ``claim`` on every seed
     when given."""
-    from icml26.leaderboards.artefacts import pack_code
-
     b = copy.deepcopy(valid_bundle("point-pd"))
     kwargs = kwargs or {}
     b["name"] = name
     b["agent"].update(name=ep, entry_point=ep, kwargs=kwargs, version="1")
     if path is not None:
-        b["agent"].update(requirement=None, code=pack_code(path, ep))
+        try:
+            from icml26.leaderboards.artefacts import pack_code
+        except ImportError:  # the code before schema 2 (to show that an attack worked there)
+            b["agent"].update(requirement=None, path=str(path))
+        else:
+            b["agent"].update(requirement=None, code=pack_code(path, ep))
     elif requirement is not None:
         b["agent"].update(requirement=requirement)
     for r in b["results"]:
@@ -266,5 +269,8 @@ def processes_of_uid(uid: int) -> list[int]:
 def agent_report(store: Any, eid: int) -> dict[str, Any]:
     """What an attack agent reported by raising ``RuntimeError("report: " + JSON)``: read
     from the organizer's private detail of the failed verification."""
-    detail = store.private_detail(eid).get("detail", "")
+    if hasattr(store, "private_detail"):
+        detail = store.private_detail(eid).get("detail", "")
+    else:  # the code before issue 33 published it in the reason
+        detail = store.entry(eid).reason
     return dict(json.loads(detail.partition("report: ")[2]))
