@@ -94,6 +94,7 @@ _TRIAL_OPTIONAL = (
     "started_at",
     "extra",
     "task_hash",
+    "budget_scale",
 )
 
 
@@ -549,6 +550,12 @@ def _check_trial(
                 f"{_short(r['task_hash'])}: the trial ran a different definition "
                 f"of {task.key} than this leaderboard's ({want}); re-run it with this version",
             )
+    if "budget_scale" in r and r["budget_scale"] != 1:
+        errs.add(
+            f"{path}.budget_scale",
+            f"{_short(r['budget_scale'])}: the leaderboard takes runs at the task's own budget "
+            "(scale 1) only",
+        )
     if "status" in r and r["status"] != "FINISHED":
         errs.add(f"{path}.status", f"{_short(r['status'])}; only FINISHED trials can be submitted")
     if "metrics" in r and _object(errs, f"{path}.metrics", r["metrics"]) and task is not None:

@@ -156,6 +156,12 @@ CASES = [
         "ran a different definition of tutorial/point-reach@v0",
     ),
     (
+        "budget scale",
+        lambda b: b["results"][0].update(budget_scale=4.0),
+        "results[0].budget_scale",
+        "at the task's own budget (scale 1) only",
+    ),
+    (
         "a server path",
         lambda b: b["agent"].update(path="/tmp"),
         "agent.path",
