@@ -240,7 +240,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                         f"#{row.entry.id}",
                         row.entry.name + flag,
                         row.entry.agent["name"],
-                        f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]",
+                        f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]"
+                        + ("" if row.measured or row.entry.status != "VERIFIED" else " (claim)"),
                         _fmt(row.claimed) if row.measured else "-",
                         "leader" if i == 0 else ("tied" if row.tied else ""),
                         "-" if p is None else f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]",

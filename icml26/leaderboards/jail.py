@@ -98,6 +98,8 @@ class JailSpec:
     cgroup_procs: tuple[str, ...] = ()
     nproc: int | None = None
     hostname: str = "icml26-sandbox"
+    # None: a user namespace only when not root; True: always (the variant for ordinary users)
+    user_namespace: bool | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -226,7 +228,7 @@ def _cover(
     return len(inside)
 
 
-def _build_view(spec: JailSpec) -> dict[str, Any]:
+def _build_view(spec: JailSpec, in_user_ns: bool) -> dict[str, Any]:
     """Steps 1-4 of the module docstring (in the new mount namespace, as its root)."""
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
@@ -244,8 +246,9 @@ def _build_view(spec: JailSpec) -> dict[str, Any]:
                 continue
             rebound += _cover(d, keep_fds, "size=64k", read_only=True)
             hidden += 1
+        owner = 0 if in_user_ns else spec.uid  # in a user namespace only uid 0 is mapped
         rebound += _cover(
-            "/tmp", keep_fds, f"size={int(spec.scratch_mb)}m", read_only=False, uid=spec.uid
+            "/tmp", keep_fds, f"size={int(spec.scratch_mb)}m", read_only=False, uid=owner
         )
         os.chmod("/tmp", 0o700)
         if os.path.isdir("/dev/shm"):
@@ -273,10 +276,20 @@ def _build_view(spec: JailSpec) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- privileges
+# keyctl(2) system call numbers (no libc wrapper): a fresh, empty session keyring
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 311, "s390x": 280}
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
 def _drop_privileges(spec: JailSpec, in_user_ns: bool) -> None:
-    """Step 5 of the module docstring."""
+    """Step 5 of the module docstring (and a new session keyring, so no key of the verifier's
+    session is within reach)."""
+    import platform
     import resource
 
+    nr = _SYS_KEYCTL.get(platform.machine())
+    if nr is not None:
+        _libc().syscall(nr, _KEYCTL_JOIN_SESSION_KEYRING, None)
     if spec.nproc is not None and not in_user_ns:
         resource.setrlimit(resource.RLIMIT_NPROC, (spec.nproc, spec.nproc))
     for cap in range(64):
@@ -327,7 +340,7 @@ def enter(spec: JailSpec) -> dict[str, Any]:
     for procs in spec.cgroup_procs:
         with open(procs, "w") as f:
             f.write(str(os.getpid()))
-    in_user_ns = os.geteuid() != 0
+    in_user_ns = os.geteuid() != 0 if spec.user_namespace is None else spec.user_namespace
     flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS
     uid, gid = os.geteuid(), os.getegid()
     _check(_libc().unshare(flags | (_CLONE_NEWUSER if in_user_ns else 0)), "unshare")
@@ -340,7 +353,7 @@ def enter(spec: JailSpec) -> dict[str, Any]:
         _wait_and_exit(pid)
     try:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        report = _build_view(spec)
+        report = _build_view(spec, in_user_ns)
         with contextlib.suppress(OSError):
             name = spec.hostname.encode()
             _check(_libc().sethostname(name, len(name)), "sethostname")
@@ -415,6 +428,8 @@ def probe(keep: tuple[str, ...] = ()) -> tuple[bool, str]:
             capture_output=True,
             text=True,
             timeout=60,
+            # one thread: a user namespace cannot be entered by a multi-threaded process
+            env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
         )
     except (OSError, subprocess.SubprocessError) as e:
         return False, f"the isolation probe could not run: {e}"

@@ -127,6 +127,12 @@ class TaskRanking:
         }
 
 
+def _flagged(e: Entry) -> bool:
+    """Rows changed outside the store; or unsigned although a verifier decided on them (a
+    PENDING entry stored by a process without the secret is signed when it is verified)."""
+    return e.integrity == "mismatch" or (e.integrity == "unsigned" and e.status != "PENDING")
+
+
 FLAG_REASON = {
     "mismatch": "its stored rows do not match their signatures (changed outside the "
     "leaderboard): not ranked",
@@ -251,8 +257,8 @@ def rank_task(
         names = sorted(first.trials[0].metrics)
         primary, direction = names[0], "max"
     out = TaskRanking(first.task_key, first.task_id, first.task_version, task, primary, direction)
-    out.flagged = [e for e in entries if e.integrity in FLAG_REASON]
-    entries = [e for e in entries if e.integrity not in FLAG_REASON]
+    out.flagged = [e for e in entries if _flagged(e)]
+    entries = [e for e in entries if not _flagged(e)]
     out.verified = _rank(
         [e for e in entries if e.status == "VERIFIED"], primary, direction, names, reps, seed, memo
     )

@@ -45,6 +45,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -651,7 +652,7 @@ class Worker:
         else:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise ValueError(f"unknown sandbox {sandbox!r}; expected 'process' or 'docker'")
-        self._stderr = open(os.path.join(self._tmp, ".stderr"), "w+b")  # noqa: SIM115
+        self._output = _Tail()  # the worker's stderr: its last 8 KiB, kept in memory
         home = "/tmp" if self.namespaces else self._tmp
         env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
         n = str(int(threads))
@@ -678,7 +679,7 @@ class Worker:
                 cmd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=subprocess.PIPE,
                 cwd=self._tmp,
                 env=env,
                 close_fds=True,
@@ -686,6 +687,8 @@ class Worker:
                 preexec_fn=preexec,
             )
             assert self.proc.stdin is not None and self.proc.stdout is not None
+            assert self.proc.stderr is not None
+            self._output.follow(self.proc.stderr)
             self._w, self._r = self.proc.stdin.fileno(), self.proc.stdout.fileno()
             os.set_blocking(self._w, False)
             report = self._request(
@@ -838,10 +841,8 @@ class Worker:
         if e.kind == "died":  # let it finish dying, so its exit status is its own
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=1.0)
-        self.close(keep_output=True)
+        self.close()
         tail = self._stderr_tail()
-        with contextlib.suppress(OSError):
-            self._stderr.close()
         broken = self.limit_broken()
         if broken is not None:
             e = broken
@@ -896,13 +897,7 @@ class Worker:
         return self._tree.oom_kills(), self._tree.process_limit_hits()
 
     def _stderr_tail(self) -> str:
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 2000))
-            text = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        except (OSError, ValueError):
-            return ""
+        text = self._output.text().strip().splitlines()
         return "; worker output: " + " | ".join(text[-5:])[:1500] if text else ""
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -939,9 +934,9 @@ class Worker:
             )
 
     # -------------------------------------------------------------- teardown
-    def close(self, keep_output: bool = False) -> None:
+    def close(self) -> None:
         """Kill the worker and everything it started; remove its temporary directory and
-        cgroup (``keep_output``: leave its stderr file open to be read)."""
+        cgroup."""
         proc = self.proc if hasattr(self, "proc") else None
         if proc is not None:
             if self._container:
@@ -953,12 +948,10 @@ class Worker:
             for f in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
                     f and f.close()
+            self._output.join()
         if self._tree is not None and self._counts is None:
             self._counts = (self._tree.oom_kills(), self._tree.process_limit_hits())
             self._tree.remove()
-        if not keep_output:
-            with contextlib.suppress(OSError, AttributeError):
-                self._stderr.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
         if getattr(self, "_guarded", False):
             self._guarded = False
@@ -1006,6 +999,35 @@ class Worker:
             if table.get(pid, (0, 0))[0] == me or _is_child(pid):
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, 0)
+
+
+class _Tail:
+    """The last ``keep`` bytes a worker wrote to its stderr, read by a thread (nothing of it
+    reaches the disk, whatever the agent prints)."""
+
+    def __init__(self, keep: int = 8192) -> None:
+        self.keep = keep
+        self._buf = bytearray()
+        self._thread: threading.Thread | None = None
+
+    def follow(self, stream: Any) -> None:
+        def drain() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while chunk := stream.read1(65536):
+                    self._buf += chunk
+                    del self._buf[: max(0, len(self._buf) - self.keep)]
+            with contextlib.suppress(OSError):
+                stream.close()
+
+        self._thread = threading.Thread(target=drain, daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def text(self) -> str:
+        return bytes(self._buf).decode("utf-8", "replace")
 
 
 def _is_child(pid: int) -> bool:

@@ -61,6 +61,15 @@ PD = """
 """
 
 
+def limits(**kw: Any) -> Any:
+    """``Limits(**kw)`` without the fields this version lacks (so that, run against the code
+    before issue 33, an attack test shows the attack working rather than a TypeError)."""
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(sandbox_mod.Limits)}
+    return sandbox_mod.Limits(**{k: v for k, v in kw.items() if k in known})
+
+
 def _verified(store: LeaderboardStore, eid: int, **kw: Any) -> Any:
     e = attack_verify(store, eid, **kw)
     assert e.status == "VERIFIED", e.reason
@@ -78,10 +87,53 @@ def verified_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, 
     honest = st.submit(valid_bundle("point-pd", name="PD honest")).entry_ids[0]
     claim = scaled(variant(valid_bundle("point-pd"), 0), 0.8, "PD claims 20 percent better")
     inflated = st.submit(claim).entry_ids[0]
-    for eid in (honest, inflated):
-        _verified(st, eid, nonce=TEST_NONCE)  # (module fixtures run before the nonce fixture)
+    # (module fixtures run before conftest's nonce fixture)
+    from icml26.leaderboards import verify as verify_mod
+
+    saved = getattr(verify_mod, "new_nonce", None)
+    verify_mod.new_nonce = lambda: TEST_NONCE  # type: ignore[attr-defined]
+    try:
+        for eid in (honest, inflated):
+            _verified(st, eid)
+    finally:
+        if saved is not None:
+            verify_mod.new_nonce = saved  # type: ignore[attr-defined]
     st.close()
     return path, honest, inflated
+
+
+def test_jail_user_namespace_variant(tmp_path: Path) -> None:
+    """The variant for a verifier that is not root: the namespaces through a user namespace
+    that maps the caller's uid (forced here, as root), the same read-only view, hidden
+    directories, private tmpfs, no capabilities and no_new_privs."""
+    import subprocess
+
+    code = f"""
+import json, os, sys
+sys.path.insert(0, {sandbox_mod.PACKAGE_ROOT!r})
+from icml26.leaderboards.jail import JailSpec, enter, status_report
+r = enter(JailSpec(scratch_mb=8, keep={sandbox_mod.interpreter_paths()!r}, user_namespace=True,
+                   hide_dirs=({str(tmp_path)!r},)))
+try:
+    open({str(tmp_path / "written")!r}, "w")
+    wrote = True
+except OSError:
+    wrote = False
+print(json.dumps({{**r, **status_report(), "root_writable": os.access("/", os.W_OK),
+                  "tmp_writable": os.access("/tmp", os.W_OK), "wrote": wrote,
+                  "visible": os.path.exists({str(tmp_path / "private.txt")!r})}}))
+"""
+    (tmp_path / "private.txt").write_text("organizer's")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["user_namespace"] is True and r["capabilities"] is False and r["no_new_privs"]
+    assert r["CapBnd"] == r["CapEff"] == r["CapPrm"] == 0
+    assert not r["root_writable"] and r["tmp_writable"] and not r["wrote"]
+    assert not r["visible"] and not (tmp_path / "written").exists()
 
 
 def copy_of(pair: tuple[Path, int, int], tmp_path: Path) -> LeaderboardStore:
@@ -282,7 +334,10 @@ def test_attack_rng_state_and_seeds_carry_no_heldout_seed(
     assert e.status == "FAILED"
     report = agent_report(store, eid)
     task = benchmarks.get_task(TASK)
-    seeds = heldout_seeds(task, TEST_SECRET, nonce=TEST_NONCE)
+    try:
+        seeds = heldout_seeds(task, TEST_SECRET, nonce=TEST_NONCE)
+    except TypeError:  # the code before issue 33: the same seeds for every verification
+        seeds = heldout_seeds(task, TEST_SECRET)
     derived = {derive_seed(s, "eval", i) for s in seeds for i in range(task.eval_episodes)}
     for s in seeds:
         np.random.seed(s % 2**32)
@@ -628,7 +683,7 @@ def test_attack_fork_bomb_stopped_with_the_process_limit(
     the 65th fork fails, and the entry FAILS naming that limit."""
     d = module_dir(tmp_path, "lb_forkbomb", FORK_BOMB)
     eid = store.submit(forged("lb_forkbomb:ForkBomb", path=d, kwargs={"n": 120})).entry_ids[0]
-    e = attack_verify(store, eid, limits=sandbox_mod.Limits(processes=64))
+    e = attack_verify(store, eid, limits=limits(processes=64))
     assert e.status == "FAILED", e.reason
     assert e.reason.endswith(
         "the agent's process tree reached its limit of 64 processes (cgroup; further forks refused)"
@@ -644,7 +699,7 @@ def test_attack_forked_memory_bomb_stopped_with_the_memory_limit(
     d = module_dir(tmp_path, "lb_memforks", MEMORY_FORKS)
     kwargs = {"children": 4, "mib": 300}
     eid = store.submit(forged("lb_memforks:ForkedMemory", path=d, kwargs=kwargs)).entry_ids[0]
-    e = attack_verify(store, eid, limits=sandbox_mod.Limits(memory_mb=768))
+    e = attack_verify(store, eid, limits=limits(memory_mb=768))
     assert e.status == "FAILED", e.reason
     assert e.reason.endswith(
         "the agent's process tree exceeded its memory limit of 768 MiB (cgroup; process killed)"
@@ -694,7 +749,7 @@ def test_attack_disk_writes_bounded_and_gone_after_the_trial(
         forged("lb_diskfill:DiskFiller", path=d, kwargs={"targets": targets, "mib": 200})
     ).entry_ids[0]
     try:
-        e = attack_verify(store, eid, limits=sandbox_mod.Limits(disk_mb=48))
+        e = attack_verify(store, eid, limits=limits(disk_mb=48))
         assert e.status == "FAILED"
         written = agent_report(store, eid)
         assert written[str(host[0])] == 0  # /var/tmp: not writable at all
@@ -712,20 +767,6 @@ def test_time_limits_derived_from_the_task_and_named_correctly(
     the sequential queue for ~8 h) and a hang at start-up was reported with the trial's limit.
     The limit now derives from the task (its reference runs and the claimed trial times, at
     most 30 minutes), and each time-out names the limit it broke."""
-    from icml26.leaderboards.verify import MAX_TRIAL_S, trial_time_limit
-
-    task = benchmarks.get_task(TASK)
-    eid = store.submit(valid_bundle("point-pd")).entry_ids[0]
-    entry = store.entry(eid)
-    limit, basis = trial_time_limit(task, entry)
-    assert limit == 120.0 and "reference/claimed trial" in basis  # PD trials take ~0.5 s
-    slow = copy.deepcopy(entry)
-    for t in slow.trials:
-        t.wall_time_s = 100.0
-    assert trial_time_limit(task, slow)[0] == 4 * 100.0 + 60
-    for t in slow.trials:
-        t.wall_time_s = 86_400.0
-    assert trial_time_limit(task, slow)[0] == MAX_TRIAL_S
     # a hang while the agent is constructed breaks the start-up limit, and says so
     d = module_dir(
         tmp_path,
@@ -747,13 +788,27 @@ def test_time_limits_derived_from_the_task_and_named_correctly(
         """,
     )
     eid = store.submit(forged("lb_slowstart:SlowStart", path=d)).entry_ids[0]
-    e = attack_verify(store, eid, limits=sandbox_mod.Limits(startup_s=4))
+    e = attack_verify(store, eid, limits=limits(startup_s=4))
     assert e.status == "FAILED"
     assert e.reason.endswith(
         "the agent exceeded the start-up limit of 4 s (starting the worker and constructing "
         "the agent) (worker killed)"
     )
     assert e.verification["limits"]["wall_s"] == 60  # attack_verify's --trial-timeout
+    from icml26.leaderboards.verify import MAX_TRIAL_S, trial_time_limit
+
+    task = benchmarks.get_task(TASK)
+    eid = store.submit(valid_bundle("point-pd")).entry_ids[0]
+    entry = store.entry(eid)
+    limit, basis = trial_time_limit(task, entry)
+    assert limit == 120.0 and "reference/claimed trial" in basis  # PD trials take ~0.5 s
+    slow = copy.deepcopy(entry)
+    for t in slow.trials:
+        t.wall_time_s = 100.0
+    assert trial_time_limit(task, slow)[0] == 4 * 100.0 + 60
+    for t in slow.trials:
+        t.wall_time_s = 86_400.0
+    assert trial_time_limit(task, slow)[0] == MAX_TRIAL_S
 
 
 # ---------------------------------------------------------------------------- --install
