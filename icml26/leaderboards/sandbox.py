@@ -1,30 +1,34 @@
 """Run submitted agent code in a separate, limited worker process (the verifier's side).
 
-The verifier never imports a submitted module. :class:`Worker` starts a fresh interpreter
-(``python -I -m icml26.leaderboards.sandbox_worker``: isolated mode, its own temporary working
-directory and ``$HOME``, an environment reduced to an allow-list, resource limits on CPU time,
-address space, open files and file size, in its own session) or, with ``sandbox="docker"``, the
-same worker in a container (``--network none --read-only``, the same limits). The verifier
-keeps the environment, the seeds and the scoring; :class:`RemoteAgent` stands in for the agent
-in the family's ``run_trial`` and forwards each call over the worker's pipes.
+The verifier never imports a submitted module. :class:`Worker` starts a fresh interpreter of
+this very icml26 (``python -I``, an environment reduced to an allow-list, resource limits on
+CPU time, address space, open files and file size, in its own session) which, before it
+imports anything submitted, confines itself (:mod:`icml26.leaderboards.jail`: new mount, PID,
+network, IPC and UTS namespaces; every mount read-only; homes, configuration, caches, ``/run``
+and the store hidden; a private tmpfs of ``Limits.disk_mb`` as its only writable place; an
+unprivileged uid without capabilities and with ``no_new_privs``), its whole process tree held to
+``Limits.memory_mb`` and ``Limits.processes`` by a cgroup where one can be made. Where it cannot
+be confined here, :class:`Worker` refuses (:class:`SandboxUnavailable`) unless the caller asks
+for an unconfined worker (``namespaces=False``: the organizer's ``--allow-unisolated``). With
+``sandbox="docker"`` the same worker runs in a container (``--network none --read-only``, the
+same limits). The verifier keeps the environment, the seeds and the scoring;
+:class:`RemoteAgent` stands in for the agent in the family's ``run_trial`` and forwards each
+call over the worker's pipes.
 
 Wire protocol (one request, one reply): a frame is a 4-byte big-endian length and a body
 whose first byte says the encoding. Verifier -> worker: ``P`` + pickle (the worker trusts the
 verifier). Worker -> verifier: ``J`` + JSON only (the verifier never unpickles what submitted
 code wrote); arrays travel as ``{"__nd__": [dtype, shape, base64]}`` with numeric dtypes only,
-tuples as ``{"__tuple__": [...]}``. Anything else is a protocol error: the trial FAILS.
+tuples as ``{"__tuple__": [...]}``. Anything else is a protocol error: the trial FAILS. An error
+the worker reports is published only as what the verifier can vouch for (a built-in exception
+type, a refusal in fixed words); its text is the organizer's (:class:`AgentCallError` ``detail``).
 
-The wall clock is enforced here: every reply must arrive before the trial's deadline, else
-the worker's whole process tree is frozen and killed (grandchildren that called ``setsid``
-included: this process becomes a child subreaper, so orphans are re-parented to it). A process
-that left the worker's session (``setsid``, a daemon) fails the trial.
-
-On Linux, where ``unshare`` can create namespaces (as root, or through an unprivileged user
-namespace), the process sandbox also runs the worker in new PID, network and mount namespaces
-(:func:`namespaces_available`): it cannot see or signal the verifier or anything else, has no
-network at all, everything it starts dies with it, and before the submitted code is imported the
-worker hides the paths the verifier names (the store's files, the secret file) behind
-``/dev/null`` or an empty tmpfs and drops every capability, so it cannot undo that.
+The wall clock is enforced here: every reply must arrive before the deadline (the start-up
+limit while the agent is constructed, then the trial's), else the worker's whole process tree
+is frozen and killed (grandchildren that called ``setsid`` included: this process becomes a
+child subreaper, and a confined tree dies with its PID namespace). A process that left the
+worker's session (``setsid``, a daemon) fails the trial, and so does a tree that broke its
+memory or process limit (the cgroup's counters say which).
 """
 
 from __future__ import annotations
