@@ -375,6 +375,19 @@ def _one_trial(
 
 
 @dataclass
+class _Plan:
+    """What one verification re-runs: the held-out seeds, then the claimed seeds checked one
+    by one, with the worker options."""
+
+    task: Task
+    entry: Entry
+    heldout: list[int]
+    checked: list[int]
+    options: dict[str, Any]
+    progress: bool
+
+
+@dataclass
 class _Rerun:
     results: list[TrialResult]  # on the held-out seeds
     checks: list[TrialResult] = field(default_factory=list)  # on claimed seeds, checked per seed
@@ -479,19 +492,8 @@ def verify_entry(
             }
             del secret
             claimed = {t.seed: float(t.metrics[task.primary_metric]) for t in entry.trials}
-            rerun = _attempts(
-                store,
-                entry_id,
-                task,
-                entry,
-                (seeds, checked_seeds(claimed)),
-                options,
-                max_attempts,
-                actor,
-                state,
-                summary,
-                progress,
-            )
+            plan = _Plan(task, entry, seeds, checked_seeds(claimed), options, progress)
+            rerun = _attempts(store, plan, max_attempts, actor, state, summary)
     except CodeProblem as e:
         return finish("FAILED", f"the agent's code was refused: {e}")
     summary["n_heldout_seeds"] = len(seeds)
@@ -529,25 +531,21 @@ def _check_same_code(entry: Entry, code: PreparedCode) -> None:
 
 def _attempts(
     store: LeaderboardStore,
-    entry_id: int,
-    task: Task,
-    entry: Entry,
-    seeds: tuple[list[int], list[int]],
-    options: dict[str, Any],
+    plan: _Plan,
     max_attempts: int,
     actor: str,
     state: dict[str, Any],
     summary: dict[str, Any],
-    progress: bool,
 ) -> _Rerun:
     """Claim the entry (RUNNING) and run the trials, again after a death of the worker."""
     rerun = _Rerun([])
+    entry_id = plan.entry.id
     for attempt in range(1, max_attempts + 1):
         if not store.set_status(
             entry_id,
             "RUNNING",
             f"attempt {attempt} of {max_attempts} started at {_now()} "
-            f"({options['sandbox']} sandbox)",
+            f"({plan.options['sandbox']} sandbox)",
             actor=actor,
             expected=state["expected"],
         ):
@@ -555,7 +553,7 @@ def _attempts(
         state["expected"] = ("RUNNING",)
         summary["attempts"] = attempt
         isolation: dict[str, Any] = {}
-        rerun = _run_trials(task, entry, seeds, options, progress, entry_id, isolation)
+        rerun = _run_trials(plan, isolation)
         if isolation:
             summary["isolation"] = isolation
         if rerun.failure is None or not rerun.retry:
@@ -590,32 +588,24 @@ def _entry_to_verify(store: LeaderboardStore, entry_id: int, force: bool) -> tup
         raise VerificationError(f"entry #{entry_id}: {e.args[0]}") from None
 
 
-def _run_trials(
-    task: Task,
-    entry: Entry,
-    seeds: tuple[list[int], list[int]],
-    options: dict[str, Any],
-    progress: bool,
-    entry_id: int,
-    isolation: dict[str, Any],
-) -> _Rerun:
+def _run_trials(plan: _Plan, isolation: dict[str, Any]) -> _Rerun:
     """Run the held-out trials, then the per-seed checks on claimed seeds (the agent seeded
     as in the submitter's run: no seed map), one by one, stopping at the first failure. A
     failure's public reason is in the verifier's words; the agent's text goes into
     ``detail``. Only a death of the worker is retried (a time-out or a broken limit would
     recur)."""
-    heldout, checked = seeds
-    plan = [(s, options, f"held-out seed {k} of {len(heldout)}") for k, s in enumerate(heldout, 1)]
+    heldout, options = plan.heldout, plan.options
+    steps = [(s, options, f"held-out seed {k} of {len(heldout)}") for k, s in enumerate(heldout, 1)]
     same = {**options, "seed_map": None}
-    plan += [(s, same, f"claimed seed {s}") for s in checked]
+    steps += [(s, same, f"claimed seed {s}") for s in plan.checked]
     bar = None
-    if progress:
+    if plan.progress:
         from tqdm.auto import tqdm
 
         # counts only: the runner's usual postfix would print the held-out seeds
         bar = tqdm(
-            total=len(plan),
-            desc=f"verifying #{entry_id} on held-out seeds",
+            total=len(steps),
+            desc=f"verifying #{plan.entry.id} on held-out seeds",
             unit="trial",
             file=sys.stderr,
             dynamic_ncols=True,
@@ -626,10 +616,10 @@ def _run_trials(
         return _Rerun(done[: len(heldout)], done[len(heldout) :], public, detail, retry)
 
     try:
-        for seed, opts, label in plan:
+        for seed, opts, label in steps:
             where = f"re-run failed on {label}"
             try:
-                done.append(_one_trial(task, entry, seed, opts, isolation))
+                done.append(_one_trial(plan.task, plan.entry, seed, opts, isolation))
             except SandboxError as e:
                 return stop(f"{where}: {e}", {"detail": f"{where}: {e.detail}"}, e.kind == "died")
             except AgentCallError as e:

@@ -60,6 +60,29 @@ PD = """
         return np.clip(2.0 * o[4:6] - 1.5 * o[2:4], -1, 1).astype(np.float32)
 """
 
+# A PD controller that, when constructed, tries to write ``text`` to each of ``targets``.
+WRITER = (
+    PD
+    + """
+    class Writer:
+        version = "1"
+
+        def __init__(self, targets, text):
+            for t in targets:
+                try:
+                    with open(t, "w") as f:
+                        f.write(text)
+                except OSError:
+                    pass
+
+        def reset(self, seed=None):
+            pass
+
+        def act(self, observation, info=None):
+            return pd(observation)
+"""
+)
+
 
 def limits(**kw: Any) -> Any:
     """``Limits(**kw)`` without the fields this version lacks (so that, run against the code
@@ -167,31 +190,12 @@ def test_attack_pth_and_source_writes_land_nowhere(
         Path("/dev/shm") / f"lb_attack_{tag}",
         Path(store.engine.url.database).parent / f"lb_attack_{tag}",
     ]
-    d = module_dir(
-        tmp_path,
-        "lb_persist",
-        PD
-        + """
-    class Persist:
-        version = "1"
-
-        def __init__(self, targets):
-            for t in targets:
-                try:
-                    with open(t, "w") as f:
-                        f.write("# icml26 leaderboard attack test: must never land here\\n")
-                except OSError:
-                    pass
-
-        def reset(self, seed=None):
-            pass
-
-        def act(self, observation, info=None):
-            return pd(observation)
-    """,
-    )
+    d = module_dir(tmp_path, "lb_persist", WRITER)
+    text = "# icml26 leaderboard attack test: must never land here\n"
     attacker = store.submit(
-        forged("lb_persist:Persist", path=d, kwargs={"targets": [str(t) for t in targets]})
+        forged(
+            "lb_persist:Writer", path=d, kwargs={"targets": [str(t) for t in targets], "text": text}
+        )
     ).entry_ids[0]
     try:
         e = _verified(store, attacker)
@@ -233,31 +237,9 @@ def test_attack_env_source_rewrite_during_verification_has_no_effect(
         return out
 
     monkeypatch.setattr(generic, "run_trial", run_trial)
-    d = module_dir(
-        tmp_path,
-        "lb_rewrite",
-        PD
-        + """
-    class Rewriter:
-        version = "1"
-
-        def __init__(self, target):
-            try:
-                with open(target, "w") as f:
-                    f.write("def score(value):\\n    return -1.0\\n")
-            except OSError:
-                pass
-
-        def reset(self, seed=None):
-            pass
-
-        def act(self, observation, info=None):
-            return pd(observation)
-    """,
-    )
-    eid = store.submit(
-        forged("lb_rewrite:Rewriter", path=d, kwargs={"target": str(scoring)}, claim=-1.0)
-    ).entry_ids[0]
+    d = module_dir(tmp_path, "lb_rewrite", WRITER)
+    cheat = {"targets": [str(scoring)], "text": "def score(value):\n    return -1.0\n"}
+    eid = store.submit(forged("lb_rewrite:Writer", path=d, kwargs=cheat, claim=-1.0)).entry_ids[0]
     e = attack_verify(store, eid)
     assert scoring.read_text() == "def score(value):\n    return value\n"
     assert e.status == "REJECTED", e.reason
