@@ -431,10 +431,12 @@ def docker_command(
     name: str,
     agent_path: str | None = None,
     engine: str | None = None,
+    site: Sequence[str] = (),
 ) -> list[str]:
     """The ``docker run`` (or ``podman run``) command line of a containerized worker: no
     network, read-only root, a small writable /tmp, the memory/CPU/pids/open-files limits,
-    no capabilities, the agent's directory mounted read-only at /agent."""
+    no capabilities, the agent's code mounted read-only at /agent (a wheel's site directories
+    at /site0, /site1...)."""
     engine = engine or shutil.which("docker") or shutil.which("podman")
     if not engine:
         raise SandboxUnavailable(
@@ -453,7 +455,7 @@ def docker_command(
         "none",
         "--read-only",
         "--tmpfs",
-        "/tmp:rw,size=512m,mode=1777",
+        f"/tmp:rw,size={int(limits.disk_mb)}m,mode=1777",
         "--workdir",
         "/tmp",
         "--env",
@@ -465,7 +467,7 @@ def docker_command(
         "--cpus",
         "1",
         "--pids-limit",
-        "256",
+        str(int(limits.processes)),
         "--ulimit",
         f"nofile={int(limits.open_files)}:{int(limits.open_files)}",
         "--ulimit",
@@ -479,6 +481,8 @@ def docker_command(
     ]
     if agent_path:
         cmd += ["--volume", f"{os.path.realpath(agent_path)}:/agent:ro"]
+    for i, d in enumerate(site):  # the entry's own site directories (a wheel's code)
+        cmd += ["--volume", f"{os.path.realpath(d)}:/site{i}:ro"]
     return [*cmd, image, "python", "-I", "-m", WORKER_MODULE]
 
 
@@ -649,9 +653,12 @@ class Worker:
             preexec: Any = self._preexec
         elif sandbox == "docker":
             self._container = f"icml26-verify-{uuid.uuid4().hex[:12]}"
-            cmd = docker_command(image, self.limits, name=self._container, agent_path=path)
+            cmd = docker_command(
+                image, self.limits, name=self._container, agent_path=path, site=site
+            )
             self._engine = cmd[0]
             init_path = "/agent" if path else None
+            site = [f"/site{i}" for i in range(len(site))]
             preexec = None
         else:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -743,8 +750,13 @@ class Worker:
             hide_files=tuple(files),
             keep=tuple(sorted({*interpreter_paths(), *keep, *code})),
             cgroup_procs=self._tree.procs_files if self._tree is not None else (),
-            nproc=int(self.limits.processes),
+            # RLIMIT_NPROC counts every process of the uid, concurrent sandboxes' too: only
+            # the fallback where no pids cgroup holds this tree
+            nproc=None if "pids" in self._controllers() else int(self.limits.processes),
         ).to_json()
+
+    def _controllers(self) -> list[str]:
+        return list(self._tree.controllers) if self._tree is not None else []
 
     def _preexec(self) -> None:
         lim = self.limits

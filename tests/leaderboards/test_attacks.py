@@ -438,13 +438,14 @@ def test_verification_claim_is_exclusive(store: LeaderboardStore) -> None:
 
 # ---------------------------------------------------------------------------- docker
 def test_docker_sandbox_command_line() -> None:
-    lim = Limits(wall_s=100, memory_mb=2048, open_files=128, file_mb=64)
+    lim = Limits(wall_s=100, memory_mb=2048, open_files=128, file_mb=64, processes=32, disk_mb=96)
     cmd = docker_command(
         "icml26-gym:test",
         lim,
         name="icml26-verify-x",
         agent_path="/srv/agent",
         engine="/usr/bin/docker",
+        site=["/srv/env/site-packages"],
     )
     text = " ".join(cmd)
     assert cmd[:4] == ["/usr/bin/docker", "run", "--rm", "-i"]
@@ -453,13 +454,15 @@ def test_docker_sandbox_command_line() -> None:
         "--read-only",
         "--memory 2048m",
         "--memory-swap 2048m",
-        "--pids-limit 256",
+        "--pids-limit 32",
+        "--tmpfs /tmp:rw,size=96m,mode=1777",
         "--ulimit nofile=128:128",
         "--ulimit cpu=100:105",
         f"--ulimit fsize={64 * 2**20}",
         "--cap-drop ALL",
         "--security-opt no-new-privileges",
         "--volume /srv/agent:/agent:ro",
+        "--volume /srv/env/site-packages:/site0:ro",
         "--name icml26-verify-x",
         "--env HOME=/tmp",
     ):
