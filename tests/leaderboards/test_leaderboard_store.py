@@ -247,3 +247,19 @@ def test_rows_signed_when_the_secret_is_at_hand(store: LeaderboardStore) -> None
         (eid, "unsigned")
     ]
     assert store.sign_all() == 1 and store.entry(eid).integrity == "ok"
+
+
+def test_tests_never_use_the_real_config_directory(tmp_path: Path) -> None:
+    """The suite once wrote real secret files into ~/.config/icml26: tests/conftest.py now
+    points $XDG_CONFIG_HOME and $ICML26_CONFIG_DIR (inherited by every process a test starts)
+    at a temporary directory for the session, and a store's secret lands there."""
+    import pwd
+
+    from icml26.leaderboards.store import config_dir
+
+    real = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "icml26"
+    assert "icml26-tests-config-" in str(config_dir()) and real not in config_dir().parents
+    assert not str(config_dir()).startswith(str(real))
+    store = LeaderboardStore(tmp_path / "lb.db")
+    store.heldout_secret()
+    assert config_dir() in store.secret_file.parents
