@@ -44,7 +44,7 @@ from leaderboard_helpers import (
 import icml26
 from icml26 import benchmarks
 from icml26.leaderboards import sandbox as sandbox_mod
-from icml26.leaderboards.ranking import rank_all
+from icml26.leaderboards.ranking import cross_task, rank_all
 from icml26.leaderboards.store import LeaderboardStore, entries_table, submissions_table
 from icml26.leaderboards.validate import SubmissionInvalid
 from icml26.leaderboards.verify import VerificationError, heldout_seeds
@@ -262,6 +262,11 @@ def test_attack_inflated_claim_within_tolerance_ranks_by_its_rerun(
     assert rows[honest].iqm == rows[inflated].iqm  # the same controller, the same re-run
     assert rows[inflated].claimed == pytest.approx(0.8 * rows[honest].claimed)
     assert rows[honest].p_better_next is not None and rows[honest].p_better_next[0] == 0.5
+    # the performance profiles and aggregate scores too: the same re-run, the same scores
+    (view,) = cross_task([ranking], reps=200)
+    by_entry = {next(iter(a.entries.values())).id: a for a in view.agents}
+    assert np.array_equal(by_entry[honest].normalized, by_entry[inflated].normalized)
+    assert by_entry[honest].iqm == by_entry[inflated].iqm
 
 
 def test_attack_perfect_score_on_a_trimmed_seed_is_rejected(store: LeaderboardStore) -> None:
