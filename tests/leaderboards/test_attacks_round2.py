@@ -170,6 +170,7 @@ def copy_of(pair: tuple[Path, int, int], tmp_path: Path) -> LeaderboardStore:
 
 
 # ---------------------------------------------------------------------------- persistence
+@pytest.mark.slow  # two verifications (one shared with other tests)
 def test_attack_pth_and_source_writes_land_nowhere(
     store: LeaderboardStore, tmp_path: Path, verified_pair: tuple[Path, int, int]
 ) -> None:
@@ -677,6 +678,7 @@ def test_attack_fork_bomb_stopped_with_the_process_limit(
     )
 
 
+@pytest.mark.slow  # children fill 1.2 GiB until the kernel kills one
 def test_attack_forked_memory_bomb_stopped_with_the_memory_limit(
     store: LeaderboardStore, tmp_path: Path
 ) -> None:
@@ -849,6 +851,7 @@ def _site_listing() -> set[str]:
     return set(os.listdir(sysconfig.get_paths()["purelib"]))
 
 
+@pytest.mark.slow  # pip resolves and downloads into a throw-away environment
 def test_attack_install_of_a_wheel_with_a_pth_refused(
     store: LeaderboardStore, wheel_index: Path
 ) -> None:
@@ -909,6 +912,7 @@ def test_attack_url_requirement_refused(store: LeaderboardStore, tmp_path: Path)
     assert e.status == "FAILED" and "is a direct reference" in e.reason
 
 
+@pytest.mark.slow  # pip, twice, and a verification
 def test_install_into_a_throwaway_environment_and_a_swapped_wheel_refused(
     store: LeaderboardStore, wheel_index: Path
 ) -> None:
