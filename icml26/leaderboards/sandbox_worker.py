@@ -50,12 +50,18 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _check_source(entry_point: str, requirement: str | None, path: str | None) -> None:
+def _check_source(
+    entry_point: str, requirement: str | None, path: str | None, site: list[str]
+) -> None:
+    """The entry point's top-level module is found in the submitted code (``path``, or the
+    ``site`` directories a carried wheel was unpacked to) or belongs to ``requirement``."""
     top = entry_point.partition(":")[0].split(".")[0]
-    if path:
-        if not os.path.isdir(path):
-            raise Refused("not_in_code", f"the agent's code directory {path!r} does not exist here")
-        sys.path.insert(0, path)
+    code = [path] if path else list(site) if not requirement else []
+    if code:
+        if not all(os.path.isdir(d) for d in code):
+            raise Refused("not_in_code", f"the agent's code directory {code} does not exist here")
+        if path:
+            sys.path.insert(0, path)
         importlib.invalidate_caches()
         spec = importlib.util.find_spec(top)  # a top-level lookup imports nothing
         where = (
@@ -63,9 +69,9 @@ def _check_source(entry_point: str, requirement: str | None, path: str | None) -
             if spec is None
             else list(spec.submodule_search_locations or []) + [spec.origin or ""]
         )
-        if spec is None or not any(w and _under(w, path) for w in where):
+        if spec is None or not any(w and _under(w, d) for w in where for d in code):
             raise Refused(
-                "not_in_code", f"module {top!r} of {entry_point!r} is not in the code at {path!r}"
+                "not_in_code", f"module {top!r} of {entry_point!r} is not in the code at {code}"
             )
     elif requirement:
         from packaging.requirements import Requirement
@@ -109,7 +115,7 @@ def _construct(msg: dict[str, Any]) -> Any:
     problem = entry_point_problem(ep)  # the requirement is checked below, from its own metadata
     if problem:
         raise Refused("entry_point", problem)
-    _check_source(ep, requirement, path)
+    _check_source(ep, requirement, path, list(msg.get("site") or []))
     from icml26._entry_points import load_entry_point
 
     obj = load_entry_point(ep)

@@ -3,15 +3,19 @@ loopback, bundle surgery (re-hashing, distinct variants)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import functools
+import hashlib
 import json
 import os
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from icml26 import benchmarks
@@ -274,3 +278,40 @@ def agent_report(store: Any, eid: int) -> dict[str, Any]:
     else:  # the code before issue 33 published it in the reason
         detail = store.entry(eid).reason
     return dict(json.loads(detail.partition("report: ")[2]))
+
+
+def build_wheel(where: Path, dist: str, version: str, files: dict[str, str]) -> Path:
+    """A minimal pure-Python wheel holding ``files`` (name -> text)."""
+    info = f"{dist}-{version}.dist-info"
+    members = dict(files)
+    members[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
+    members[f"{info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: icml26-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    record = []
+    for name, text in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    members[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,", ""])
+    path = where / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return path
+
+
+# An agent module for wheels (``GAIN`` is set by the wheel): the PD controller with that gain.
+WHEEL_AGENT = """
+import numpy as np
+
+
+class Agent:
+    version = "1"
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, info=None):
+        o = np.asarray(observation, dtype=np.float64)
+        return np.clip(GAIN * o[4:6] - 1.5 * o[2:4], -1, 1).astype(np.float32)
+"""

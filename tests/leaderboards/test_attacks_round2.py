@@ -21,7 +21,6 @@ import os
 import sys
 import sysconfig
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,10 @@ import sqlalchemy as sa
 from leaderboard_helpers import (
     TEST_NONCE,
     TEST_SECRET,
+    WHEEL_AGENT,
     agent_report,
     attack_verify,
+    build_wheel,
     forged,
     module_dir,
     rehash,
@@ -801,40 +802,6 @@ def test_time_limits_derived_from_the_task_and_named_correctly(
 
 
 # ---------------------------------------------------------------------------- --install
-def build_wheel(where: Path, dist: str, version: str, files: dict[str, str]) -> Path:
-    """A minimal pure-Python wheel holding ``files`` (name -> text)."""
-    info = f"{dist}-{version}.dist-info"
-    members = dict(files)
-    members[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
-    members[f"{info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: icml26-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    )
-    record = []
-    for name, text in members.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
-    members[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,", ""])
-    path = where / f"{dist}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as z:
-        for name, text in members.items():
-            z.writestr(name, text)
-    return path
-
-
-WHEEL_AGENT = """
-import numpy as np
-
-
-class Agent:
-    version = "1"
-
-    def reset(self, seed=None):
-        pass
-
-    def act(self, observation, info=None):
-        o = np.asarray(observation, dtype=np.float64)
-        return np.clip(GAIN * o[4:6] - 1.5 * o[2:4], -1, 1).astype(np.float32)
-"""
 
 
 @pytest.fixture()

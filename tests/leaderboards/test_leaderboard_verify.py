@@ -314,3 +314,25 @@ def test_leaderboard_sandboxed_trial_equals_local_trial() -> None:
     assert local.status == "FINISHED"
     assert outcome.metrics == local.metrics and outcome.scores == local.scores
     assert version == local.agent_version == "1" and isolation["sandbox"] == "process"
+
+
+def test_leaderboard_wheel_carried_in_the_bundle_verified(
+    store: LeaderboardStore, tmp_path: Path
+) -> None:
+    """A wheel carried in the bundle (``icml26 leaderboard bundle --wheel``) is inspected,
+    unpacked as the worker's own site directory, and run; its hash is what the entry records."""
+    from leaderboard_helpers import WHEEL_AGENT, build_wheel, forged
+
+    from icml26.leaderboards.artefacts import pack_wheel
+
+    whl = build_wheel(
+        tmp_path, "lbcarried", "1.0", {"lbcarried/__init__.py": "GAIN = 2.0\n" + WHEEL_AGENT}
+    )
+    b = forged("lbcarried:Agent", name="carried wheel")
+    code = pack_wheel(whl)
+    b["agent"].update(requirement=None, code=code)
+    eid = store.submit(rehash(b)).entry_ids[0]
+    e = verify_entry(store, eid, progress=False, reps=200)
+    assert e.status == "VERIFIED", e.reason
+    assert e.verification["code_sha256"] == code["sha256"]
+    assert "lbcarried" not in sys.modules
