@@ -337,9 +337,13 @@ def enter(spec: JailSpec) -> dict[str, Any]:
     """Confine this process as the module docstring says. Returns, in the confined child, a
     report of what was set up; the parent never returns (it exits with the child's status).
     Raises OSError (in the unconfined process) when a namespace cannot be created."""
-    for procs in spec.cgroup_procs:
-        with open(procs, "w") as f:
-            f.write(str(os.getpid()))
+    try:
+        for procs in spec.cgroup_procs:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+    except OSError as e:  # never run submitted code outside the limits it was given
+        os.write(2, f"icml26 sandbox: cannot join the worker's cgroup: {e}\n".encode())
+        os._exit(70)
     in_user_ns = os.geteuid() != 0 if spec.user_namespace is None else spec.user_namespace
     flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS
     uid, gid = os.geteuid(), os.getegid()
