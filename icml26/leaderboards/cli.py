@@ -222,7 +222,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         arrow = "higher is better" if r.direction == "max" else "lower is better"
         print(f"{r.task_key}  (primary: {r.primary_metric}, {arrow}; IQM [95% CI] over seeds)")
         for title, rows, what in (
-            ("VERIFIED (ranked by the re-run on held-out seeds)", r.verified, "re-run IQM"),
+            ("VERIFIED (ranked by the re-run)", r.verified, "re-run IQM"),
             ("PENDING (unverified, not ranked)", r.unverified, "claimed IQM"),
         ):
             if not rows:
