@@ -60,7 +60,7 @@ def _counts(tests: np.ndarray, passes: np.ndarray, k: int) -> tuple[np.ndarray, 
 
 
 def clopper_pearson_lower(
-    passes: np.ndarray, tests: np.ndarray, delta: float | np.ndarray
+    passes: np.ndarray | float, tests: np.ndarray | float, delta: float | np.ndarray
 ) -> np.ndarray:
     """One-sided Clopper-Pearson lower bound at level ``delta`` (0 where nothing passed or
     nothing was tested); elementwise, the ``low`` of ``stats.clopper_pearson_ci`` at
@@ -175,7 +175,9 @@ def n_upper(radius: float, m: int, eps: float, delta: float) -> int:
     probability >= 1 - delta."""
     eps, delta = _check_margin(eps), check_level(delta)
     if not math.isfinite(radius):
-        raise ValueError("n_upper: the radius is infinite (overlap fails): no finite test certifies")
+        raise ValueError(
+            "n_upper: the radius is infinite (overlap fails): no finite test certifies"
+        )
     return math.ceil(2.0 * (1.0 + max(radius, -1.0)) * math.log(m / delta) / eps**2)
 
 

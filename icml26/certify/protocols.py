@@ -227,8 +227,9 @@ def certify_counts(
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 <= tau <= 1:
         raise ValueError(f"tau: expected a success level in [0, 1], got {tau!r}")
     q, delta = plan.members, plan.delta
-    t = np.asarray(tests, dtype=np.float64)
     s = np.asarray(passes, dtype=np.float64)
+    t = np.broadcast_to(np.asarray(tests, dtype=np.float64), np.broadcast(tests, s).shape)
+    s = np.broadcast_to(s, t.shape)
     proto = plan.protocol
     if proto in ("chi2", "uniform"):
         bounds = stratified_bounds(q, t, s, delta)
@@ -271,6 +272,8 @@ def simulate_passes(
     return rng.binomial(np.broadcast_to(t, np.broadcast(t, f).shape), f).astype(np.int64)
 
 
-def draw_iid(rng: np.random.Generator, p: np.ndarray, n: int, size: int | None = None) -> np.ndarray:
+def draw_iid(
+    rng: np.random.Generator, p: np.ndarray, n: int, size: int | None = None
+) -> np.ndarray:
     """Multinomial counts of ``n`` i.i.d. draws from design ``p`` (the ``iw`` protocol)."""
     return rng.multinomial(n, np.asarray(p, dtype=np.float64), size=size).astype(np.int64)

@@ -20,9 +20,13 @@ from icml26.envs.capability_eval.families import family_matrix
 __all__ = ["ProtocolEvaluator", "CircuitTester"]
 
 
-def _action(k: int, m: int, tests: np.ndarray | None = None, bounds: np.ndarray | None = None) -> dict[str, Any]:
+def _action(
+    k: int, m: int, tests: np.ndarray | None = None, bounds: np.ndarray | None = None
+) -> dict[str, Any]:
     return {
-        "tests": np.zeros(k, dtype=np.int64) if tests is None else np.asarray(tests, dtype=np.int64),
+        "tests": np.zeros(k, dtype=np.int64)
+        if tests is None
+        else np.asarray(tests, dtype=np.int64),
         "stop": int(bounds is not None),
         "bounds": np.zeros(m) if bounds is None else np.asarray(bounds, dtype=np.float64),
     }
@@ -37,7 +41,9 @@ class ProtocolEvaluator:
 
     def __init__(self, protocol: str = "chi2", margin: float = 0.05) -> None:
         if protocol not in PROTOCOLS:
-            raise ValueError(f"ProtocolEvaluator: protocol must be one of {PROTOCOLS}, got {protocol!r}")
+            raise ValueError(
+                f"ProtocolEvaluator: protocol must be one of {PROTOCOLS}, got {protocol!r}"
+            )
         if not isinstance(margin, (int, float)) or not 0 < margin <= 1:
             raise ValueError(f"ProtocolEvaluator: margin must lie in (0, 1], got {margin!r}")
         self.protocol, self.margin = protocol, float(margin)
@@ -90,7 +96,9 @@ class CircuitTester:
 
     def __init__(self, strategy: str = "random", queries: int = 64) -> None:
         if strategy not in self.STRATEGIES:
-            raise ValueError(f"CircuitTester: strategy must be one of {self.STRATEGIES}, got {strategy!r}")
+            raise ValueError(
+                f"CircuitTester: strategy must be one of {self.STRATEGIES}, got {strategy!r}"
+            )
         if isinstance(queries, bool) or not isinstance(queries, int) or queries < 1:
             raise ValueError(f"CircuitTester: queries must be an int >= 1, got {queries!r}")
         self.strategy, self.queries = strategy, queries

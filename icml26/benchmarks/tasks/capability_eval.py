@@ -34,9 +34,17 @@ _DELTA = 0.05
 
 def _metrics(budget: int) -> tuple[Metric, ...]:
     return (
-        Metric("utility", "max", -1.0 / _DELTA - 0.1, 1.0, "mean episode return (+1 true claim certified, -1/delta false)"),
+        Metric(
+            "utility",
+            "max",
+            -1.0 / _DELTA - 0.1,
+            1.0,
+            "mean episode return (+1 true claim certified, -1/delta false)",
+        ),
         Metric("validity", "max", 0.0, 1.0, "share of certificates whose every bound holds"),
-        Metric("false_certification", "min", 0.0, 1.0, "share of episodes certifying a false claim"),
+        Metric(
+            "false_certification", "min", 0.0, 1.0, "share of episodes certifying a false claim"
+        ),
         Metric("power", "max", 0.0, 1.0, "share of true claims certified"),
         Metric("certified", "max", 0.0, 1.0, "share of episodes certifying the claim"),
         Metric("tests", "min", 0.0, float(budget), "mean tests spent per hidden system"),
@@ -114,15 +122,27 @@ TASKS = [
     ),
 ]
 
-_STOCHASTIC = ("certify-chi2", "certify-iw", "certify-uniform", "certify-per-env", "certify-per-env-hoeffding", "certify-pooled")
+_STOCHASTIC = (
+    "certify-chi2",
+    "certify-iw",
+    "certify-uniform",
+    "certify-per-env",
+    "certify-per-env-hoeffding",
+    "certify-pooled",
+)
 _CIRCUITS = ("circuit-random", "circuit-exhaustive", "circuit-span", "certify-chi2")
 SUITES = {
     "smoke": [
-        SuiteEntry("capability_eval/bumps", {"certify-chi2": {}, "certify-pooled": {}}, seeds=(0, 1)),
+        SuiteEntry(
+            "capability_eval/bumps", {"certify-chi2": {}, "certify-pooled": {}}, seeds=(0, 1)
+        ),
         SuiteEntry("capability_eval/circuits-adaptive", {"circuit-random": {}}, seeds=(0, 1)),
     ],
     "full": [
-        SuiteEntry(t.id, {a: {} for a in (_STOCHASTIC if t.env_kwargs["regime"] == "stochastic" else _CIRCUITS)})
+        SuiteEntry(
+            t.id,
+            {a: {} for a in (_STOCHASTIC if t.env_kwargs["regime"] == "stochastic" else _CIRCUITS)},
+        )
         for t in TASKS
     ],
 }
@@ -132,7 +152,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """Evaluate ``task.eval_episodes`` hidden systems with the agent as the evaluator."""
     env = gym.make(task.env_id, **task.env_kwargs)
     bind_agent(agent, env)
-    rows: dict[str, list[float]] = {k: [] for k in ("valid", "certified", "claim_true", "false", "tests", "return")}
+    rows: dict[str, list[float]] = {
+        k: [] for k in ("valid", "certified", "claim_true", "false", "tests", "return")
+    }
     for i in range(task.eval_episodes):
         ep = rollout(agent, env, derive_seed(seed, "eval", i))
         info = ep.info

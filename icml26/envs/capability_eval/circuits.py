@@ -148,7 +148,7 @@ def _rref_gf2(rows: np.ndarray) -> tuple[np.ndarray, list[int]]:
     pivots: list[int] = []
     r = 0
     for col in range(a.shape[1]):
-        hit = np.flatnonzero(a[r:, col]) if r < a.shape[0] else []
+        hit = np.flatnonzero(a[r:, col]) if r < a.shape[0] else np.zeros(0, dtype=np.int64)
         if len(hit) == 0:
             continue
         p = r + int(hit[0])

@@ -160,9 +160,13 @@ class CapabilityEvalEnv(gym.Env):
         self.regime, self.profile = regime, profile
         self.tau, self.delta = float(tau), float(delta)
         self.test_cost = 0.1 / self.test_budget if test_cost is None else float(test_cost)
-        self.invalid_penalty = 1.0 / self.delta if invalid_penalty is None else float(invalid_penalty)
+        self.invalid_penalty = (
+            1.0 / self.delta if invalid_penalty is None else float(invalid_penalty)
+        )
         if not (math.isfinite(self.test_cost) and self.test_cost >= 0):
-            raise ValueError(f"{ENV_NAME}: test_cost must be a finite number >= 0, got {test_cost!r}")
+            raise ValueError(
+                f"{ENV_NAME}: test_cost must be a finite number >= 0, got {test_cost!r}"
+            )
         if not (math.isfinite(self.invalid_penalty) and self.invalid_penalty >= 0):
             raise ValueError(
                 f"{ENV_NAME}: invalid_penalty must be a finite number >= 0, got {invalid_penalty!r}"
@@ -206,9 +210,7 @@ class CapabilityEvalEnv(gym.Env):
                 "bounds": spaces.Box(0.0, 1.0, (self.m,), dtype=np.float64),
             }
         )
-        self.observation_space = spaces.Box(
-            0.0, float(self.test_budget), (2, k), dtype=np.float64
-        )
+        self.observation_space = spaces.Box(0.0, float(self.test_budget), (2, k), dtype=np.float64)
         self._started = False
         self._done = True
 
@@ -221,7 +223,9 @@ class CapabilityEvalEnv(gym.Env):
                 f"{ENV_NAME}: testable must be a (low, high) pair of numbers, got {testable!r}"
             ) from None
         if not (0.0 <= lo < hi <= 1.0):
-            raise ValueError(f"{ENV_NAME}: testable must satisfy 0 <= low < high <= 1, got {testable!r}")
+            raise ValueError(
+                f"{ENV_NAME}: testable must satisfy 0 <= low < high <= 1, got {testable!r}"
+            )
         return lo, hi
 
     # ------------------------------------------------------------------ gym API
@@ -275,7 +279,9 @@ class CapabilityEvalEnv(gym.Env):
         if not self._started:
             raise RuntimeError(f"{ENV_NAME}: call reset() before step()")
         if self._done:
-            raise RuntimeError(f"{ENV_NAME}: the episode has ended; call reset() before stepping again")
+            raise RuntimeError(
+                f"{ENV_NAME}: the episode has ended; call reset() before stepping again"
+            )
         tests, stop, bounds = self._check_action(action)
         self._steps += 1
         if stop:
@@ -290,7 +296,11 @@ class CapabilityEvalEnv(gym.Env):
         self._counts[1] += passes
         n = int(served.sum())
         self._used += n
-        info = {"tests_served": n, "passes_served": int(passes.sum()), "tests_left": self.test_budget - self._used}
+        info = {
+            "tests_served": n,
+            "passes_served": int(passes.sum()),
+            "tests_left": self.test_budget - self._used,
+        }
         if self._steps >= self.max_steps:
             obs, r, term, trunc, end = self._finish(np.zeros(self.m), truncated=True)
             return obs, r - self.test_cost * n, term, trunc, {**info, **end}
@@ -397,12 +407,18 @@ class CapabilityEvalEnv(gym.Env):
             bounds = np.asarray(action["bounds"], dtype=np.float64)
             stop_f = float(np.asarray(action["stop"]).reshape(()))
         except (TypeError, ValueError):
-            raise TypeError(f"{ENV_NAME}: action entries must be numeric, got {action!r:.200}") from None
+            raise TypeError(
+                f"{ENV_NAME}: action entries must be numeric, got {action!r:.200}"
+            ) from None
         if tests.shape != (self.k,) or not np.all(np.isfinite(tests)):
             raise ValueError(
                 f"{ENV_NAME}: tests must be {self.k} finite counts, got shape {tests.shape}"
             )
-        if np.any(tests < 0) or np.any(tests != np.round(tests)) or np.any(tests > self.test_budget):
+        if (
+            np.any(tests < 0)
+            or np.any(tests != np.round(tests))
+            or np.any(tests > self.test_budget)
+        ):
             raise ValueError(
                 f"{ENV_NAME}: tests must be whole numbers in [0, {self.test_budget}], "
                 f"got min {tests.min():g}, max {tests.max():g}"

@@ -49,9 +49,7 @@ def bumps_family(k: int, centers: Any, widths: Any) -> dict[str, Any]:
 def family_matrix(desc: Mapping[str, Any]) -> np.ndarray:
     """The ``(m, K)`` member matrix of a family description (rows sum to 1)."""
     if not isinstance(desc, Mapping) or desc.get("kind") not in FAMILY_KINDS:
-        raise ValueError(
-            f"family: expected a dict with kind in {FAMILY_KINDS}, got {desc!r:.120}"
-        )
+        raise ValueError(f"family: expected a dict with kind in {FAMILY_KINDS}, got {desc!r:.120}")
     k = int(desc["K"])
     if k < 1:
         raise ValueError(f"family: K must be >= 1, got {k}")
