@@ -15,7 +15,7 @@ import numpy as np
 
 from icml26.certify import PROTOCOLS, certify_counts, draw_iid, plan_tests
 from icml26.certify.protocols import Plan
-from icml26.envs.capability_eval.families import family_matrix
+from icml26.envs.capability_eval.families import family_matrix, member_values
 
 __all__ = ["ProtocolEvaluator", "CircuitTester"]
 
@@ -104,7 +104,7 @@ class CircuitTester:
         self.strategy, self.queries = strategy, queries
         self._rng = np.random.default_rng(0)
         self._asked = False
-        self._members: np.ndarray | None = None
+        self._family: dict[str, Any] = {}
 
     def bind(self, observation_space: Any, action_space: Any) -> None:
         pass
@@ -127,17 +127,16 @@ class CircuitTester:
         if not self._asked:
             if not info or info.get("regime") != "worst_case":
                 raise ValueError("CircuitTester: needs reset's info of the worst_case regime")
-            self._members = family_matrix(info["family"])
+            self._family = dict(info["family"])
             self._asked = True
-            k = self._members.shape[1]
+            k = int(info["K"])
             tests = np.zeros(k, dtype=np.int64)
             tests[self._inputs(k, int(info["test_budget"]))] = 1
-            return _action(k, self._members.shape[0], tests=tests)
-        assert self._members is not None
+            return _action(k, int(info["m"]), tests=tests)
         counts = np.asarray(observation, dtype=np.float64)
         tested, passed = counts[0] > 0, counts[1] >= counts[0]
         ok = np.where(tested, passed, False)
         all_pass = bool(np.all(passed[tested])) and tested.any()
         success = np.where(tested, ok, all_pass).astype(np.float64)  # claimed success per input
-        bounds = self._members @ success
+        bounds = member_values(self._family, None, success)
         return _action(counts.shape[1], len(bounds), bounds=np.clip(bounds, 0.0, 1.0))

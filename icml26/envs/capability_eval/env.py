@@ -19,6 +19,7 @@ from icml26.envs.capability_eval.families import (
     draw_profiles,
     family_matrix,
     grid,
+    member_values,
 )
 
 ENV_NAME = "CapabilityEval-v0"
@@ -172,6 +173,7 @@ class CapabilityEvalEnv(gym.Env):
                 f"{ENV_NAME}: invalid_penalty must be a finite number >= 0, got {invalid_penalty!r}"
             )
         self.render_mode = render_mode
+        self.members: np.ndarray | None
         if regime == "stochastic":
             self.family = dict(DEFAULT_FAMILY if family is None else family)
             self.members = family_matrix(self.family)
@@ -192,7 +194,7 @@ class CapabilityEvalEnv(gym.Env):
                 raise ValueError(f"{ENV_NAME}: n_bits must be <= 12, got {n_bits}")
             k = 2**self.n_bits
             self.family = {"kind": "points" if claim == "every_input" else "uniform", "K": k}
-            self.members = family_matrix(self.family)
+            self.members = None  # identity or one uniform row: never materialized (member_values)
             self.theta = np.arange(k, dtype=np.float64)
             self.testable = np.ones(k, dtype=bool)
             self.circuit_class, self.adversary = circuit_class, adversary
@@ -202,7 +204,12 @@ class CapabilityEvalEnv(gym.Env):
             extra = 2 * self.n_bits if circuit_class == "general" else self.n_bits + 2
             base = self.spec_size if circuit_class == "general" else self.n_bits + 2
             self.size_bound = base + extra
-        self.k, self.m = k, self.members.shape[0]
+        self.k = k
+        self.m = (
+            self.members.shape[0]
+            if self.members is not None
+            else (k if claim == "every_input" else 1)
+        )
         self.action_space = spaces.Dict(
             {
                 "tests": spaces.MultiDiscrete(np.full(k, self.test_budget + 1, dtype=np.int64)),
@@ -250,6 +257,7 @@ class CapabilityEvalEnv(gym.Env):
             "theta": self.theta.tolist(),
         }
         if self.regime == "stochastic":
+            assert self.members is not None
             self._profile = draw_profiles(rng, self.profile, self.members, self.tau)[0]
         else:
             n = self.n_bits
@@ -340,9 +348,14 @@ class CapabilityEvalEnv(gym.Env):
         certificate invalid, if one exists; else the spec."""
         queried = np.array(sorted(self._queries), dtype=np.int64)
         if self.circuit_class == "general":
-            free = np.setdiff1d(np.arange(self.k), queried)
-            # member values if x* is the backdoor: 1 - q_j(x*)
-            bad = (bounds[:, None] > 1.0 - self.members[:, free] + 1e-12).any(axis=0)
+            free = np.flatnonzero(~np.isin(np.arange(self.k), queried))
+            # a backdoor at x* leaves member j the value 1 - q_j(x*): "every input" members
+            # break where the certificate claims anything at x*, the average where it claims
+            # more than 1 - 2^-n
+            if self.family["kind"] == "points":
+                bad = bounds[free] > 1e-12
+            else:
+                bad = np.full(free.size, bool(np.any(bounds > 1.0 - 1.0 / self.k + 1e-12)))
             cands = free[bad]
             if cands.size:
                 self._backdoor = int(cands[self.np_random.integers(cands.size)])
@@ -351,7 +364,7 @@ class CapabilityEvalEnv(gym.Env):
         order = self.np_random.permutation(len(basis))
         for b in basis[order]:
             fail = circuits.affine_values(b, np.arange(self.k), self.n_bits).astype(np.float64)
-            if np.any(bounds > 1.0 - self.members @ fail + 1e-12):
+            if np.any(bounds > 1.0 - member_values(self.family, self.members, fail) + 1e-12):
                 self._backdoor = b
                 return
 
@@ -361,12 +374,12 @@ class CapabilityEvalEnv(gym.Env):
         self._done = True
         info: dict[str, Any] = {}
         if self.regime == "stochastic":
-            truth = self.members @ self._profile
+            truth = member_values(self.family, self.members, self._profile)
         else:
             if self.adversary == "adaptive" and not truncated:
                 self._adversary_reveal(bounds)
             fail = self._failures(np.arange(self.k)).astype(np.float64)
-            truth = 1.0 - self.members @ fail
+            truth = 1.0 - member_values(self.family, self.members, fail)
             if self._backdoor is None:
                 hidden = self._spec
             elif self.circuit_class == "general":

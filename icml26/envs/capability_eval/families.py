@@ -26,6 +26,7 @@ __all__ = [
     "PROFILE_KINDS",
     "grid",
     "family_matrix",
+    "member_values",
     "bumps_family",
     "draw_profiles",
 ]
@@ -64,6 +65,21 @@ def family_matrix(desc: Mapping[str, Any]) -> np.ndarray:
     th = grid(k)
     q = np.exp(-((th[None, :] - c[:, None]) ** 2) / (2.0 * w[:, None] ** 2))
     return q / q.sum(axis=1, keepdims=True)
+
+
+def member_values(
+    desc: Mapping[str, Any], members: np.ndarray | None, values: np.ndarray
+) -> np.ndarray:
+    """``members @ values`` (every member's mean of a per-environment quantity); point masses
+    and the uniform member need no matrix (``members`` may be None: 2^n x 2^n for circuits)."""
+    v = np.asarray(values, dtype=np.float64)
+    if desc.get("kind") == "points":
+        return v.copy()
+    if desc.get("kind") == "uniform":
+        return np.array([v.mean()])
+    if members is None:
+        members = family_matrix(desc)
+    return members @ v
 
 
 def _dips(rng: np.random.Generator, k: int, size: int) -> np.ndarray:
