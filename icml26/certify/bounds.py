@@ -109,8 +109,10 @@ def iw_bounds(
     multinomial counts of the draws, ``passes`` their successes):
     ``mu_hat_j = (1/n) sum_e w_j(e) S_e`` with ``w_j = q_j / p``, minus the one-sided Bernstein
     radius ``a + sqrt(a^2 + 2 (1 + chi^2_j) l / n)``, ``a = l / (3 n)``, ``l = log(m / delta)``
-    (``Z = mu - w Y <= 1`` and ``Var Z <= 1 + chi^2``). A member's mass off the design's support
-    is never weighted in, so it counts as failures."""
+    (``Z = mu - w Y <= 1`` and ``Var Z <= 1 + chi^2``), or Hoeffding's ``max_e w_j(e)
+    sqrt(l / (2 n))`` when smaller (both radii are fixed before the data, so taking the smaller
+    keeps the level). A member's mass off the design's support is never weighted in, so it
+    counts as failures."""
     q = as_family(members)
     delta = check_level(delta)
     p = np.asarray(design, dtype=np.float64)
@@ -125,8 +127,9 @@ def iw_bounds(
     second = (q[:, pos] ** 2 / p[pos]).sum(axis=1)  # 1 + chi^2 of the covered part
     ell = math.log(q.shape[0] / delta)
     a = ell / (3.0 * n)
-    radius = a + np.sqrt(a * a + 2.0 * second * ell / n)
-    return np.clip(est - radius, 0.0, 1.0)
+    bernstein = a + np.sqrt(a * a + 2.0 * second * ell / n)
+    hoeffding = w.max(axis=1) * np.sqrt(ell / (2.0 * n))  # w Y in [0, max w]
+    return np.clip(est - np.minimum(bernstein, hoeffding), 0.0, 1.0)
 
 
 def per_env_bounds(
@@ -181,9 +184,9 @@ def n_upper(radius: float, m: int, eps: float, delta: float) -> int:
     return math.ceil(2.0 * (1.0 + max(radius, -1.0)) * math.log(m / delta) / eps**2)
 
 
-def n_iw(radius: float, m: int, eps: float, delta: float) -> int:
-    """Tests the IW/Bernstein certificate needs for margin ``eps``: the smallest n with twice
-    its radius below ``eps``."""
+def n_iw(radius: float, m: int, eps: float, delta: float, wmax: float | None = None) -> int:
+    """Tests the IW certificate needs for margin ``eps``: the smallest n with twice its radius
+    below ``eps`` (Bernstein; or Hoeffding with weights up to ``wmax`` when that needs fewer)."""
     eps, delta = _check_margin(eps), check_level(delta)
     if not math.isfinite(radius):
         raise ValueError("n_iw: the radius is infinite (overlap fails): no finite test certifies")
@@ -191,7 +194,10 @@ def n_iw(radius: float, m: int, eps: float, delta: float) -> int:
     # 2 r(n) <= eps with r = a + sqrt(a^2 + b / n), a = ell / (3 n), b = 2 (1 + R) ell:
     # (eps/2 - a)^2 >= a^2 + b/n  <=>  eps^2/4 - eps a >= b / n  <=>  n >= (b + eps ell / 3) * 4 / eps^2
     b = 2.0 * (1.0 + radius) * ell
-    return math.ceil(4.0 * (b + eps * ell / 3.0) / eps**2)
+    n = math.ceil(4.0 * (b + eps * ell / 3.0) / eps**2)
+    if wmax is not None:
+        n = min(n, math.ceil(2.0 * wmax**2 * ell / eps**2))
+    return n
 
 
 def n_lower(radius: float, tau: float, eps: float, delta: float) -> float:

@@ -9,6 +9,8 @@
 Protocols (docs/methods/capability_eval.md, "Protocols in the suite"):
 
 ``chi2``               optimal design (min chi^2-radius), n = n_upper, stratified certificate
+                       (i.i.d. draws and importance weights when the budget is below the
+                       number of environments the design uses)
 ``iw``                 the optimal design drawn i.i.d., importance weights, Bernstein certificate
 ``uniform``            the stratified certificate on the uniform design
 ``per-env``            equal tests per environment, Clopper-Pearson at delta / K' (union bound)
@@ -195,7 +197,9 @@ def plan_tests(
     if protocol in ("chi2", "uniform"):
         needed: int | None = n_upper(cover - 1.0, m, eps, delta)
     elif protocol == "iw":
-        needed = n_iw(cover - 1.0, m, eps, delta)
+        pos = design.p > 0
+        wmax = float((q[:, pos] / design.p[pos]).max())
+        needed = n_iw(cover - 1.0, m, eps, delta, wmax)
     elif protocol in ("per-env", "per-env-hoeffding"):
         needed = n_per_env(int((design.p > 0).sum()), eps, delta)
     else:
@@ -206,6 +210,11 @@ def plan_tests(
     if budget is not None:
         n = min(n, budget)
     counts = allocate(design.p, n, budget)
+    iid = protocol == "iw"
+    if protocol == "chi2" and design.p[counts == 0].sum() > 0.01:
+        # fewer tests than strata: a stratified allocation would leave over 1% of the design
+        # untested (counted as failures); draw i.i.d. from the design and weight instead
+        iid, counts = True, allocate(design.p, n, n)
     return Plan(
         protocol=protocol,
         members=q,
@@ -215,7 +224,7 @@ def plan_tests(
         counts=counts,
         eps=float(eps),
         delta=delta,
-        iid=protocol == "iw",
+        iid=iid,
     )
 
 
@@ -231,10 +240,10 @@ def certify_counts(
     t = np.broadcast_to(np.asarray(tests, dtype=np.float64), np.broadcast(tests, s).shape)
     s = np.broadcast_to(s, t.shape)
     proto = plan.protocol
-    if proto in ("chi2", "uniform"):
-        bounds = stratified_bounds(q, t, s, delta)
-    elif proto == "iw":
+    if proto == "iw" or (proto == "chi2" and plan.iid):
         bounds = iw_bounds(q, plan.design.p, t, s, delta)
+    elif proto in ("chi2", "uniform"):
+        bounds = stratified_bounds(q, t, s, delta)
     elif proto in ("per-env", "per-env-hoeffding"):
         method = "hoeffding" if proto.endswith("hoeffding") else "clopper-pearson"
         bounds = per_env_bounds(q, t, s, delta, method)
