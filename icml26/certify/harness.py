@@ -181,7 +181,7 @@ def _success_rule(text: str | None) -> tuple[str, float] | None:
     return m.group(1), float(m.group(2))
 
 
-def _episode_successes(task: Any, r: Any, rule: tuple[str, float] | None) -> list[float] | None:
+def _episode_successes(r: Any, rule: tuple[str, float] | None) -> list[float] | None:
     """Per-episode 0/1 successes of a trial, or None when only a rate is stored."""
     if rule is not None:
         op, x = rule
@@ -195,7 +195,7 @@ def _episode_successes(task: Any, r: Any, rule: tuple[str, float] | None) -> lis
 
 def _trial_rate(task: Any, r: Any, rule: tuple[str, float] | None) -> tuple[float, float]:
     """(successes, episodes) of one trial, from flags or from the success metric."""
-    eps = _episode_successes(task, r, rule)
+    eps = _episode_successes(r, rule)
     if eps is not None:
         return float(sum(eps)), float(len(eps))
     metric = task.extra.get("success_metric", "success_rate")
@@ -218,7 +218,7 @@ def _scenarios(
         mine = [r for r in results if r.task_id == task.id and r.task_version == task.version]
         for r in mine:
             labels = r.extra.get("scenarios") if isinstance(r.extra, dict) else None
-            eps = _episode_successes(task, r, rule)
+            eps = _episode_successes(r, rule)
             if labels is not None and eps is not None and len(labels) == len(eps):
                 groups: dict[str, list[float]] = {}
                 for lab, v in zip(labels, eps):
