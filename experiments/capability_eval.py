@@ -20,7 +20,8 @@ x-axis of the sample-complexity measurement):
   regime through the env: false-certification rate of a black-box tester against its queries
   for 6, 8 and 10 input bits, both adversaries, general and affine circuits; the queries the
   average claim needs.
-* ``report``: the page, with verdicts, from the store and ``docs/results/figures/capability_eval_raw.json``.
+* ``report``: the page, with verdicts, from the store and ``docs/results/figures/capability_eval_raw.json``;
+  it archives the store's capability_eval trials in ``docs/results/figures/capability_eval_trials.json``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ PAGE = ROOT / "docs" / "results" / "capability_eval.md"
 RAW = ROOT / "docs" / "results" / "figures" / "capability_eval_raw.json"
 FIG_N = ROOT / "docs" / "results" / "figures" / "capability_eval_sample_complexity.png"
 FIG_W = ROOT / "docs" / "results" / "figures" / "capability_eval_worst_case.png"
+TRIALS = ROOT / "docs" / "results" / "figures" / "capability_eval_trials.json"
 STORE = ROOT / "results" / "capability_eval.db"
 TAU, EPS, DELTA = 0.9, 0.05, 0.05
 REPS = 1000
@@ -442,6 +444,32 @@ def plan_tests_needed(protocol: str) -> int:
     return int(needed or 0)
 
 
+def export_trials(store: Path) -> None:
+    """The harness trials behind section 2 as a compact archive (per-episode flags as 0/1 strings)."""
+    from icml26.benchmarks.store import ResultsStore
+
+    with ResultsStore(store) as st:
+        rs = [r for r in st.results(status="FINISHED") if r.task_id.startswith("capability_eval/")]
+    rows = [
+        {
+            "task": r.task_id,
+            "version": r.task_version,
+            "task_hash": r.task_hash,
+            "agent": r.agent_name,
+            "agent_kwargs": r.agent_kwargs,
+            "seed": r.seed,
+            "commit": r.git_commit,
+            "metrics": r.metrics,
+            **{
+                k: "".join(str(int(v)) for v in r.extra[k])
+                for k in ("successes", "certified", "claim_true")
+            },
+        }
+        for r in rs
+    ]
+    TRIALS.write_text(json.dumps({"store": str(store.name), "trials": rows}, sort_keys=True) + "\n")
+
+
 def _certify_demo(store: Path) -> list[str]:
     from icml26.benchmarks.store import ResultsStore
 
@@ -693,6 +721,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {RAW}")
     if args.part in ("report", "all"):
         raw = json.loads(RAW.read_text())
+        export_trials(args.store)
         PAGE.write_text(report(raw, args.store, prov))
         print(f"wrote {PAGE}")
     return 0
