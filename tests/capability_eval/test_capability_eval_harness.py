@@ -172,3 +172,15 @@ def test_leaderboard_entry_shows_its_certified_claims(tmp_path: Path) -> None:
     out = render_site(store, tmp_path / "site", reps=200, include_registered=False)
     page = (out / "entries" / "1.html").read_text()
     assert 'id="certified-claims"' in page and "success_rate &gt;= 0.942" in page
+
+
+def test_success_rule_on_per_episode_scores() -> None:
+    task = benchmarks.get_task(TUTORIAL)
+    res = _trials(TUTORIAL, [0.0] * 4)
+    for i, r in enumerate(res):
+        r.scores = [-10.0] * 9 + [-50.0 if i == 0 else -20.0]  # one episode of 40 below -30
+    cert = certify_stored([task], res, parse_claim(">= 0.9"), success="score >= -30")
+    s = cert.scenarios[0]
+    assert (s.tests, s.passes) == (40.0, 39.0)
+    with pytest.raises(ValueError, match="score >= -30"):
+        certify_stored([task], res, parse_claim(">= 0.9"), success="return above -30")
