@@ -9,6 +9,7 @@
     icml26 run --task tutorial/point-reach --agent point-pd --budget-scale 0.25,1,4
     icml26 bench --suite smoke [--family F] [--executor local] [--workers N]
     icml26 results [--store S] [--task T] [--agent A] [--family F] [--wide] [--curve]
+    icml26 certify --task T --agent A --claim ">= 0.9 on every scenario"
 
 Exit codes: 0 success, 1 some trial FAILED, 2 bad usage (unknown names, bad arguments, a store
 that is missing, foreign or damaged: one line naming it and what was expected).
@@ -39,7 +40,10 @@ from icml26._cli_util import (
 from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
-EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
+EXTRA_COMMANDS: list[str] = [
+    "icml26.leaderboards.cli:add_parser",
+    "icml26.certify.harness:add_parser",  # icml26 certify --task T --agent A --claim ">= 0.9 ..."
+]
 
 
 # ----------------------------------------------------------------------------- commands
