@@ -229,7 +229,7 @@ def test_each_summary_bullet_is_in_the_readme_as_its_page_says() -> None:
 
 
 def test_summary_block_parsing_and_checks() -> None:
-    from icml26.testing.readme import numbers, parse_summary, summary_problems
+    from icml26.testing.readme import numbers, on_page, parse_summary, summary_problems
 
     page = (
         "<!-- icml26-summary\n"
@@ -246,6 +246,13 @@ def test_summary_block_parsing_and_checks() -> None:
     assert summary_problems(s, drifted, ["toy"], ["toy-method"]) == [
         "docs/results/toy.md: the bullet quotes numbers the page does not hold: 0.25"
     ]
+    # a bullet may round what the page writes with more decimals, never invent or move a number
+    precise = page.replace("| 0.25 [0.20, 0.31] |", "| 0.2513 [0.2049, 0.31] |")
+    assert summary_problems(s, precise, ["toy"], ["toy-method"]) == []
+    assert on_page("1.03", ["1.031"]) and on_page("1.0", ["1.031"]) and on_page("0.6", ["0.62"])
+    assert on_page("1,000.5", ["1000.49"]) and on_page("48", ["48"])
+    assert not on_page("1.04", ["1.031"]) and not on_page("1", ["1.031"])
+    assert not on_page("1.031", ["1.03"]) and not on_page("0,1", ["0.1"])
     problems = summary_problems(s, page, ["other"], [])
     assert any("family 'toy'" in p for p in problems) and any("'toy-method'" in p for p in problems)
     unlinked = parse_summary(

@@ -22,7 +22,8 @@ A summary block is an HTML comment at the top of a results page holding one JSON
 ``methods`` (the agents that are the paper's method) are optional, as is anything else
 (``title``, ``headline_task``, ``numbers``: kept for other readers). The bullet is one line of
 Markdown that links to its page; every number in it (outside code spans and link targets) must
-appear on the page itself, so a bullet cannot drift from what the page measured. A new family
+appear on the page itself, as written or (a number with decimals) rounded from one the page writes
+with more decimals (``1.03`` from ``1.031``), so a bullet cannot drift from what the page measured. A new family
 needs no change here: its registry entries and its page's block are enough.
 ``tests/test_readme.py`` fails when README.md differs from what this module generates.
 """
@@ -37,6 +38,7 @@ import textwrap
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ __all__ = [
     "read_summaries",
     "summary_problems",
     "numbers",
+    "on_page",
     "family_rows",
     "extras",
     "render_section",
@@ -66,6 +69,7 @@ _BLOCK = re.compile(r"<!--\s*icml26-summary[ \t]*\n(?P<body>.*?)\n[ \t]*-->", re
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CODE = re.compile(r"`[^`]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_DECIMAL = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")  # 1,000.5 or 1000.5
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,32 @@ def numbers(text: str) -> list[str]:
     return _NUMBER.findall(_LINK_TARGET.sub("]", _CODE.sub(" ", text)))
 
 
+def _decimal(n: str) -> tuple[Decimal, int] | None:
+    """``n``'s value and number of decimals (None for a list such as ``0,1,2``)."""
+    if not _DECIMAL.fullmatch(n):
+        return None
+    plain = n.replace(",", "")
+    return Decimal(plain), len(plain.partition(".")[2])
+
+
+def on_page(n: str, page_numbers: Iterable[str]) -> bool:
+    """Whether a bullet's number ``n`` is one of ``page_numbers``, or (``n`` written with decimals)
+    one of them rounded to ``n``'s decimals: ``1.03`` and ``1.0`` from ``1.031``, never ``1``."""
+    written = set(page_numbers)
+    if n in written:
+        return True
+    value = _decimal(n)
+    if value is None or value[1] == 0:
+        return False
+    x, places = value
+    half = Decimal(5) / Decimal(10) ** (places + 1)
+    for p in written:
+        pv = _decimal(p)
+        if pv is not None and pv[1] > places and abs(pv[0] - x) <= half:
+            return True
+    return False
+
+
 def summary_problems(
     s: Summary, page_text: str, families: Sequence[str], agents: Iterable[str]
 ) -> list[str]:
@@ -156,8 +186,8 @@ def summary_problems(
     if f"]({s.page})" not in s.bullet:
         problems.append(f"{s.page}: the bullet does not link to its page ([results]({s.page}))")
     body = _BLOCK.sub("", page_text)
-    on_page = set(_NUMBER.findall(body))
-    missing = [n for n in numbers(s.bullet) if n not in on_page]
+    written = set(_NUMBER.findall(body))
+    missing = [n for n in numbers(s.bullet) if not on_page(n, written)]
     if missing:
         problems.append(
             f"{s.page}: the bullet quotes numbers the page does not hold: {', '.join(missing)}"
