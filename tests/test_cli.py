@@ -392,6 +392,19 @@ def test_a_broken_store_is_one_line_exit_2_and_creates_nothing(
     assert (store in err) or kind == "unknown-driver" and "foo://host/db" in err
     assert "expected" in err  # what was expected
     assert _tree(tmp_path) == before  # nothing created: no file, no directory, no -wal/-shm
+    # the other reader, icml26 certify, says the same
+    claim = [
+        "--task",
+        "capability_eval/bumps",
+        "--agent",
+        "certify-chi2",
+        "--claim",
+        ">= 0.9 on average",
+    ]
+    assert main(["certify", *claim, "--store", store]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and says in err, err
+    assert _tree(tmp_path) == before
 
 
 @pytest.mark.parametrize(
@@ -484,17 +497,38 @@ def test_version_names_the_package_version_and_commit() -> None:
             "Did you mean 'tutorial/point-reach'",
         ),
         (["run", "--task", "tutorial/point-reach", "--agent", "pd"], "'point-pd'"),
+        (["leaderboard", "show", "--task", "tutorial/point-rech"], "'tutorial/point-reach'"),
+        (["leaderboard", "bundle", "--agent", "point_pd", "--out", "b.json"], "'point-pd'"),
+        (
+            ["certify", "--task", "capability_eval/bumpz", "--agent", "certify-chi2"],
+            "Did you mean 'capability_eval/bumps'",
+        ),
+        (
+            ["certify", "--task", "capability_eval/bumps", "--agent", "certify-chi3"],
+            "Did you mean 'certify-chi2'",
+        ),
     ],
 )
 def test_unknown_names_exit_2_with_a_suggestion_in_every_subcommand(
     argv: list[str], suggestion: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if argv[0] in ("run", "bench"):
-        argv = [*argv, "--store", str(tmp_path / "x.db")]
+    store = tmp_path / "x.db"
+    reads = argv[0] == "certify" or argv[:2] == ["leaderboard", "bundle"]
+    if reads:  # readers of a results store: an agent is known if registered or stored
+        data = _sqlite_store(store)
+    if argv[0] == "certify":
+        argv = [*argv, "--claim", ">= 0.9 on every scenario", "--store", str(store)]
+    elif argv[:2] == ["leaderboard", "bundle"]:
+        argv = [*argv, "--results", str(store)]
+    elif argv[0] in ("run", "bench", "leaderboard"):
+        argv = [*argv, "--store", str(store)]
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and suggestion in err, err
-    assert not (tmp_path / "x.db").exists()
+    if reads:
+        assert store.read_bytes() == data and _tree(tmp_path) == {"x.db"}
+    else:
+        assert not store.exists()
 
 
 def test_results_names_a_task_or_agent_neither_registered_nor_stored(
