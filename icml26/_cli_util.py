@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 __all__ = [
     "UsageError",
     "parse_kwargs",
+    "TABLE_WIDTH",
     "print_rows",
+    "seeds_text",
     "unknown_name",
     "check_name",
     "check_family",
@@ -30,13 +33,72 @@ class UsageError(Exception):
     """A user mistake: printed without a traceback, exit code 2."""
 
 
-def print_rows(rows: list[list[str]]) -> None:
-    """Print ``rows`` (the first is the header) as left-aligned columns two spaces apart."""
+TABLE_WIDTH = 120  # what tables fit unless --wide
+
+
+def print_rows(rows: list[list[str]], width: int | None = TABLE_WIDTH) -> None:
+    """Print ``rows`` (the first is the header) as left-aligned columns two spaces apart.
+
+    Wider than ``width`` columns (None: never), the widest columns give way, one at a time until
+    the table fits: a column of words with at least 24 columns left for it is wrapped onto
+    continuation lines (the other cells blank there); any other column but the first leaves the
+    table and follows each row on an indented line (``    header: text; header: text``)."""
     if not rows:
         return
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    wrap: dict[int, int] = {}  # column -> the width it is wrapped to
+    below: list[int] = []  # columns printed under their row
+    while width is not None:
+        kept = [i for i in range(len(widths)) if i not in below]
+        total = sum(wrap.get(i, widths[i]) for i in kept) + 2 * (len(kept) - 1)
+        movable = [i for i in kept[1:] if i not in wrap]
+        if total <= width or not movable:
+            break
+        col = max(movable, key=lambda i: widths[i])
+        room = width - (total - widths[col])
+        if room >= 24 and any(" " in r[col] for r in rows[1:]):
+            wrap[col] = room
+        else:
+            below.append(col)
+    kept = [i for i in range(len(widths)) if i not in below]
+    for n, row in enumerate(rows):
+        cells = [
+            textwrap.wrap(row[i], wrap[i], break_on_hyphens=False) or [""]
+            if i in wrap and n > 0
+            else [row[i]]
+            for i in kept
+        ]
+        cols = [wrap.get(i, widths[i]) for i in kept]
+        for k in range(max(len(c) for c in cells)):
+            line = [c[k] if k < len(c) else "" for c in cells]
+            print("  ".join(c.ljust(w) for c, w in zip(line, cols)).rstrip())
+        # "\0" keeps a header on the line of its value's first word
+        extra = "; ".join(f"{rows[0][i]}:\0{row[i]}" for i in sorted(below) if row[i])
+        if n > 0 and extra:
+            print(
+                textwrap.fill(
+                    extra,
+                    width or len(extra) + 4,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                    break_long_words=False,  # ids stay whole
+                    break_on_hyphens=False,
+                ).replace("\0", " ")
+            )
+
+
+def seeds_text(seeds: Iterable[int]) -> str:
+    """Seeds as ``--seeds`` takes them, runs shortened: ``0-9``, ``0,2,5-7``."""
+    out: list[str] = []
+    run: list[int] = []
+    for s in [*seeds, None]:
+        if s is not None and run and s == run[-1] + 1:
+            run.append(s)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)))
+        run = [s] if s is not None else []
+    return ",".join(out)
 
 
 def parse_kwargs(text: str | None, option: str = "--agent-kwargs") -> dict[str, Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from icml26._cli_util import (
+    TABLE_WIDTH,
     UsageError,
     check_agent,
     check_family,
@@ -34,6 +35,7 @@ from icml26._cli_util import (
     open_results_store,
     parse_kwargs,
     print_rows,
+    seeds_text,
     unknown_name,
     version_line,
 )
@@ -56,7 +58,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
         rows.append([s["id"], s["family"], s.get("doc", "")])
     for s in icml26.parallel_env_specs(args.family):
         rows.append([f"{s['name']} (PettingZoo)", s["family"], s.get("doc", "")])
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
@@ -68,7 +70,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     for name in agents.names(args.family):
         s = agents.spec(name)
         rows.append([name, s.family, s.description])
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
@@ -81,7 +83,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         for e in _suite_entries(args.suite, args.family):
             t = benchmarks.get_task(e.task)
             seeds = e.seeds if e.seeds is not None else t.seeds
-            rows.append([e.task, ", ".join(e.agents), ",".join(map(str, seeds))])
+            rows.append([e.task, ", ".join(e.agents), seeds_text(seeds)])
     else:
         rows = [["task", "version", "env", "primary metric", "budget", "seeds"]]
         for t in benchmarks.list_tasks(args.family):
@@ -95,10 +97,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
                     t.env_id,
                     f"{t.primary_metric} ({t.primary.direction})",
                     budget,
-                    ",".join(map(str, t.seeds)),
+                    seeds_text(t.seeds),
                 ]
             )
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
@@ -539,15 +541,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("envs", help="list registered environment ids")
     p.add_argument("--family", help="only this family")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_envs)
 
     p = sub.add_parser("agents", help="list registered agents")
     p.add_argument("--family", help="only agents usable on this family (plus generic ones)")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_agents)
 
     p = sub.add_parser("tasks", help="list tasks, or the entries of a suite")
     p.add_argument("--family", help="only this family")
     p.add_argument("--suite", help="show this suite's entries (smoke, full)")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("run", help="run one agent on one task over seeds")
@@ -626,6 +631,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"icml26 {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped reading (`icml26 agents | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+        return 128 + 13  # as the shell reports a process killed by SIGPIPE
 
 
 if __name__ == "__main__":

@@ -25,6 +25,65 @@ def test_listings(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [["envs"], ["agents"], ["tasks"], ["tasks", "--suite", "smoke"], ["tasks", "--suite", "full"]],
+)
+def test_listings_fit_120_columns_unless_wide(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Listings wrap or move their long columns to fit 120 columns; --wide prints one row a line
+    (the words of each are the same either way)."""
+    assert main(argv) == 0
+    narrow = capsys.readouterr().out
+    assert main([*argv, "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert max(map(len, narrow.splitlines())) <= 120 < max(map(len, wide.splitlines()))
+    words = lambda text: sorted(text.replace(";", " ").replace(":", " ").split())  # noqa: E731
+    headers = set(wide.splitlines()[0].split())
+    assert [w for w in words(narrow) if w not in headers] == [
+        w for w in words(wide) if w not in headers
+    ]
+
+
+def test_print_rows_wraps_a_column_of_words_and_moves_others_below(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from icml26._cli_util import print_rows, seeds_text
+
+    rows = [["name", "id", "about"], ["a", "x" * 30, "one two three four five six seven eight"]]
+    print_rows(rows, width=64)  # 'about' (words, 26 columns left for it) wraps
+    assert capsys.readouterr().out.splitlines() == [
+        "name  id                              about",
+        "a     xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  one two three four five",
+        "                                      six seven eight",
+    ]
+    print_rows(rows, width=40)  # 22 columns left: 'about' goes below its row
+    assert capsys.readouterr().out.splitlines() == [
+        "name  id",
+        "a     xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "    about: one two three four five six",
+        "      seven eight",
+    ]
+    print_rows(rows, width=30)  # then 'id' (no words to wrap) too, in column order
+    assert capsys.readouterr().out.splitlines() == [
+        "name",
+        "a",
+        "    id: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx;",  # an id is never cut
+        "      about: one two three",
+        "      four five six seven",
+        "      eight",
+    ]
+    print_rows(rows, width=None)
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    assert [seeds_text(s) for s in ([0, 1, 2, 3, 4], [0, 1], [0, 2, 5, 6, 7], [3])] == [
+        "0-4",
+        "0,1",
+        "0,2,5-7",
+        "3",
+    ]
+
+
+@pytest.mark.parametrize(
     "argv, message",
     [
         (
