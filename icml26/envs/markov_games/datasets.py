@@ -629,8 +629,8 @@ class OfflineDataset:
                 },
             )
         old = os.environ.get("MINARI_DATASETS_PATH")
-        if data_path is not None:
-            os.environ["MINARI_DATASETS_PATH"] = str(data_path)
+        if data_path is not None:  # absolute: Minari 0.5 joins a relative root twice
+            os.environ["MINARI_DATASETS_PATH"] = str(Path(data_path).resolve())
         try:
             kwargs: dict[str, Any] = {
                 "algorithm_name": f"behavior:{self.metadata['behavior'].get('regime')}",
