@@ -14,7 +14,10 @@ time and held-out eps_inn in ``extra``.
 
 from __future__ import annotations
 
+import math
+import os
 import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -24,7 +27,7 @@ from icml26.benchmarks import SuiteEntry
 from icml26.benchmarks.generic import bind_agent
 from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
-__all__ = ["TASKS", "SUITES", "run_trial"]
+__all__ = ["TASKS", "SUITES", "run_trial", "run_family_trial", "FAMILY_TARGETS"]
 
 _ENV = "icml26/ConstrainedOpt-v0"
 _METRICS = (
@@ -52,6 +55,47 @@ def _task(name: str, problem: str, kwargs: dict[str, Any], description: str) -> 
         eval_episodes=2,
         description=description,
         tolerance=0.25,
+    )
+
+
+FAMILY_TARGETS = (0.5, 0.25, 0.1, 0.01)  # relative gaps the family tasks time every method to
+_FAMILY_METRICS = (
+    Metric("penalized_gap", "min", 0.0, float("inf"), "mean max(rel_gap, 0) + 100 violation"),
+    Metric("rel_gap", "min", -float("inf"), float("inf"), "median relative gap to the best known"),
+    Metric("feasible_rate", "max", 0.0, 1.0, "share of final points with violation <= 1e-5"),
+    Metric("reach_rate", "max", 0.0, 1.0, "share of instances brought to a gap <= 0.1"),
+    Metric("online_cpu_s", "min", 0.0, float("inf"), "mean CPU seconds per instance, solve only"),
+    Metric("learn_cpu_s", "min", 0.0, float("inf"), "CPU seconds of learn() (0: no learning)"),
+)
+
+
+def _family_task(
+    name: str, kwargs: dict[str, Any], updates: int, instances: int, description: str
+) -> Task:
+    return Task(
+        id=f"constrained_opt/{name}",
+        version=0,
+        family="constrained_opt",
+        env_id=_ENV,
+        run_trial="icml26.benchmarks.tasks.constrained_opt:run_family_trial",
+        metrics=_FAMILY_METRICS,
+        primary_metric="penalized_gap",
+        env_kwargs={"problem": "qcqp_param", "problem_kwargs": kwargs, "max_iterates": 1000},
+        budget=Budget(updates=updates),
+        seeds=tuple(range(10)),
+        eval_episodes=instances,
+        description=description,
+        tolerance=0.25,
+        extra={
+            "targets": list(FAMILY_TARGETS),
+            "reference_shards": 10,
+            "references": {
+                "pgd_exact": {"iters": 60, "rule": "monotone"},
+                "slsqp": {"iters": 500, "timed": True},
+                "hom_pgd_gauge": {"iters": 200, "rule": "release"},
+            },
+            "max_seconds": 600.0,
+        },
     )
 
 
@@ -83,6 +127,23 @@ TASKS = [
         "Non-uniform l2 attack (blur x centre-weighted norm) on a digits MLP: minimize the logit margin.",
     ),
 ]
+
+FAMILY_TASKS = [
+    _family_task(
+        "qcqp-param-40x1500",
+        {"n": 40, "m": 1500, "radius": None},
+        updates=2000,
+        instances=100,
+        description=(
+            "Parametric non-convex QCQP, n = 40, m = 1,500 shared indefinite quadratic rows, box "
+            "[-5, 5]^40; instances differ in their right-hand sides and objective. A learner "
+            "trains once on the family (2,000 updates), then solves 100 held-out instances; "
+            "exact-projection PGD, SLSQP and the exact gauge map are timed on the same "
+            "instances, paired (a tenth per seed)."
+        ),
+    ),
+]
+TASKS += FAMILY_TASKS
 
 _SMOKE_AGENTS: dict[str, dict[str, Any]] = {"hom-pgd-gauge": {}, "co-pgd-exact": {}, "co-slsqp": {}}
 SUITES = {
@@ -144,3 +205,118 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         "oracle_calls": float(np.mean(calls)),
     }
     return TrialOutcome(metrics=metrics, scores=pen, extra={"agent_info": extra, "rel_gaps": gaps})
+
+
+# ============================================================================ family tasks
+def _first_times(trace: Any, prob: Any, thresholds: Mapping[str, float]) -> dict[str, Any]:
+    """First (CPU, wall) seconds at which a feasible iterate has ``f <= threshold``, per key
+    (``None``: never)."""
+    feas = [prob.violation(x) <= _FEAS_TOL for x in trace.xs]
+    fs = [prob.f(x) for x in trace.xs]
+    out: dict[str, Any] = {}
+    for key, thr in thresholds.items():
+        hit = next((k for k, (ok, f) in enumerate(zip(feas, fs)) if ok and f <= thr), None)
+        out[key] = None if hit is None else [trace.cpu[hit], trace.times[hit]]
+    return out
+
+
+_FEAS_TOL = 1e-5
+
+
+def _score(trace: Any, prob: Any, f_best: float, targets: list[float]) -> dict[str, Any]:
+    from icml26.envs.constrained_opt.problems import rel_gap
+
+    x = trace.x
+    scale = max(abs(f_best), 1e-8)
+    rec: dict[str, Any] = {
+        "gap": rel_gap(prob.f(x), f_best),
+        "violation": prob.violation(x),
+        "iters": len(trace.xs),
+        "cpu": trace.cpu[-1],
+        "wall": trace.times[-1],
+        "f": prob.f(x),
+        "to_target": _first_times(trace, prob, {str(g): f_best + g * scale for g in targets}),
+    }
+    if trace.info.get("bp_calls"):
+        rec["bp_rate"] = trace.info["bp_triggered"] / trace.info["bp_calls"]
+    return rec
+
+
+def _act_iterates(agent: Any, prob: Any) -> Iterator[np.ndarray]:
+    """An agent without ``solve``: its ``act`` iterates on the env's view of the instance."""
+    from icml26.envs.constrained_opt.env import Oracle
+
+    info = {"oracle": Oracle(prob), "x0": prob.x0.copy(), "n": prob.n}
+    obs = np.zeros(3)
+    for _ in range(100_000):
+        a = np.asarray(agent.act(obs, info), float)
+        yield a[:-1]
+        if a[-1] > 0.5:
+            return
+
+
+def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    """One trial of a family task: ``agent.learn(family, budget)`` once (timed), then every test
+    instance solved from its anchor. On the instances of this seed's shard
+    (``i % reference_shards == seed % reference_shards``) the reference methods run too, back to
+    back with the agent in one process, the order rotated per instance (paired timing). Every
+    iterate is stamped with CPU and wall seconds; per instance and method the record holds the
+    final gap, violation, iterations, times and the first time each target gap was reached
+    (``extra["instances"]``), plus the load average when the instance started."""
+    from icml26.agents.constrained_opt.solvers import drive, start
+    from icml26.envs.constrained_opt.problems import Family, best_known
+
+    ex = task.extra
+    family = Family.make(task.env_kwargs["problem"], task.env_kwargs["problem_kwargs"])
+    targets = [float(g) for g in ex.get("targets", FAMILY_TARGETS)]
+    refs: dict[str, dict[str, Any]] = dict(ex.get("references", {}))
+    shards = int(ex.get("reference_shards", 10))
+    max_s = float(ex.get("max_seconds", 600.0))
+    agent.reset(seed)
+    learn: dict[str, Any] = {"cpu_s": 0.0, "wall_s": 0.0}
+    if callable(getattr(agent, "learn", None)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        agent.learn(family, task.budget)
+        learn = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}
+        learn.update({k: v for k, v in getattr(agent, "training", {}).items() if k not in learn})
+    solve = getattr(agent, "solve", None)
+    records, pen, gaps, feas, reach, cpu = [], [], [], [], [], []
+    for i in range(task.eval_episodes):
+        prob = family.test_instance(i)
+        _, f_best = best_known(prob)
+        runs: list[tuple[str, Callable[[], Any]]] = [
+            ("agent", (lambda p=prob: solve(p)) if callable(solve) else (lambda p=prob: _act_iterates(agent, p)))
+        ]
+        if i % shards == seed % shards:
+            runs += [(m, lambda m=m, kw=kw, p=prob: start(m, p, dict(kw))) for m, kw in refs.items()]
+        k = i % len(runs)
+        runs = runs[k:] + runs[:k]  # interleave: each method first, middle or last in turn
+        rec: dict[str, Any] = {"i": i, "f_best": f_best, "load": os.getloadavg()[0], "order": [r[0] for r in runs], "methods": {}}
+        for name, make in runs:
+            if name == "agent":
+                agent.reset(seed)
+            tr = drive(make, max_s)
+            if name == "agent":
+                tr.info.update(getattr(agent, "info", {}) or {})
+            rec["methods"][name] = _score(tr, prob, f_best, targets)
+        a = rec["methods"]["agent"]
+        pen.append(max(a["gap"], 0.0) + 100.0 * a["violation"])
+        gaps.append(a["gap"])
+        feas.append(float(a["violation"] <= _FEAS_TOL))
+        reach.append(float(a["to_target"].get("0.1") is not None))
+        cpu.append(a["cpu"])
+        records.append(rec)
+    metrics = {
+        "penalized_gap": float(np.mean(pen)),
+        "rel_gap": float(np.median(gaps)),
+        "feasible_rate": float(np.mean(feas)),
+        "reach_rate": float(np.mean(reach)),
+        "online_cpu_s": float(np.mean(cpu)),
+        "learn_cpu_s": float(learn["cpu_s"]),
+    }
+    metrics = {k: (v if math.isfinite(v) else 1e9) for k, v in metrics.items()}
+    return TrialOutcome(
+        metrics=metrics,
+        scores=pen,
+        extra={"learn": learn, "instances": records, "targets": targets, "shards": shards},
+    )

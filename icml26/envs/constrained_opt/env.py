@@ -34,6 +34,8 @@ class Oracle:
         self.n, self.lb, self.ub = problem.n, problem.lb.copy(), problem.ub.copy()
         self.x0 = problem.x0.copy()
         self.name = problem.name
+        # a parametric family's instance parameters (public problem data), else None
+        self.condition = None if problem.condition is None else np.array(problem.condition)
         self.calls = dict.fromkeys(_COUNTED, 0)
 
     def _call(self, name: str, *args: Any) -> Any:
