@@ -416,8 +416,9 @@ class CondINNMap:
         """Train on ``steps`` batches of ``batch_instances`` training instances
         (``family.train_instance(rng)``) x ``batch_latent`` latent points uniform in the ball
         (plus the centre, kept inside K). Loss (method card, step 3): ``-mean log|det J| / n
-        + w mean total violation + 0.01 mean distortion + 0.1 max distortion``, ``w`` = 10 per
-        median radius of K (as :meth:`INNMap.fit`). Adam, learning rate halved at 50% and 75%
+        + w mean total violation + 0.01 mean distortion + 0.1 max distortion`` with the
+        release's weights (``w = penalty_weight = 10`` on violations in the problem's units;
+        :meth:`INNMap.fit` divides it by the set's median radius). Adam, learning rate halved at 50% and 75%
         of the steps. ``validation`` (problems never trained on) is scored every ``val_every``
         steps (:func:`map_quality`, 256 samples each) into ``history``; ``train_time`` /
         ``train_cpu`` are the wall / CPU seconds of the whole call, validation included."""
@@ -427,7 +428,7 @@ class CondINNMap:
         U = rng.normal(size=(64, self.n))
         U /= np.linalg.norm(U, axis=1, keepdims=True)
         radii = np.concatenate([family.train_instance(rng).radial(U) for _ in range(4)])
-        weight = penalty_weight / float(np.median(radii))
+        weight = float(penalty_weight)  # the release's w_penalty, on violations in problem units
         with torch.no_grad():  # start inside K: the image of B is a small ball about x0
             self.base.bias[: self.n].fill_(math.log(max(0.5 * float(np.quantile(radii, 0.05)), 1e-6)))
         opt = torch.optim.Adam(self.params(), lr=lr)

@@ -249,14 +249,35 @@ def project_exact(o: Any, v: np.ndarray, start: np.ndarray) -> np.ndarray:
     return y if o.violation(y) <= FEAS_TOL else start
 
 
-def _pgd_exact_release(o: Any, iters: int) -> SolverGen:
+def _timed_projection(
+    o: Any, info: dict[str, Any] | None
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """:func:`project_exact`, counting calls and their CPU / wall seconds into ``info``."""
+    st = info if info is not None else {}
+    st.setdefault("proj_calls", 0)
+    st.setdefault("proj_cpu", [])
+    st.setdefault("proj_wall", [])
+
+    def proj(v: np.ndarray, start: np.ndarray) -> np.ndarray:
+        c0, t0 = time.process_time(), time.perf_counter()
+        y = project_exact(o, v, start)
+        st["proj_calls"] += 1
+        st["proj_cpu"].append(time.process_time() - c0)
+        st["proj_wall"].append(time.perf_counter() - t0)
+        return y
+
+    return proj
+
+
+def _pgd_exact_release(o: Any, iters: int, info: dict[str, Any] | None = None) -> SolverGen:
+    proj = _timed_projection(o, info)
     x = np.asarray(o.x0, float).copy()
     fx = o.f(x)
     lr = RELEASE_LR0
     for _ in range(iters):
         xt = x - lr * o.grad(x)
         if not o.violation(xt) <= FEAS_TOL:  # the release projects infeasible points only
-            xt = project_exact(o, xt, x)
+            xt = proj(xt, x)
         ft = o.f(xt)
         if ft > fx:
             lr = max(lr * RELEASE_DECAY, RELEASE_MIN_LR)
@@ -267,16 +288,25 @@ def _pgd_exact_release(o: Any, iters: int) -> SolverGen:
             return
 
 
-def pgd_exact(o: Any, iters: int = 500, rule: str = "monotone", **_: Any) -> SolverGen:
+def pgd_exact(
+    o: Any,
+    iters: int = 500,
+    rule: str = "monotone",
+    info: dict[str, Any] | None = None,
+    **_: Any,
+) -> SolverGen:
+    """PGD with the exact projection; ``info`` (a dict) receives ``proj_calls`` and the CPU /
+    wall seconds of every projection (``proj_cpu``, ``proj_wall``)."""
     _check_rule(rule)
     if rule != "monotone":
-        yield from _pgd_exact_release(o, iters)
+        yield from _pgd_exact_release(o, iters, info)
         return
+    proj = _timed_projection(o, info)
     x = np.asarray(o.x0, float).copy()
     fx, g = o.f(x), o.grad(x)
     step = _Step(0.1 * _typical_radius(o) / max(float(np.linalg.norm(g)), 1e-12))
     for _ in range(iters):
-        xt = project_exact(o, x - step.eta * g, x)
+        xt = proj(x - step.eta * g, x)
         ft = o.f(xt)
         if ft < fx:
             x, fx = xt, ft
@@ -404,7 +434,7 @@ def run(
     """Drive a solver to the end (or ``max_seconds``), recording every iterate with its time."""
     tr = Trace()
     params = dict(params or {})
-    if method == "hom_pgd_plus":
+    if method in ("hom_pgd_plus", "pgd_exact"):
         params["info"] = tr.info
     return drive(lambda: start(method, oracle, params), max_seconds, tr)
 

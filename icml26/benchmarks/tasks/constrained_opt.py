@@ -95,6 +95,7 @@ def _family_task(
                 "hom_pgd_gauge": {"iters": 200, "rule": "release"},
             },
             "max_seconds": 600.0,
+            "references_at_updates": updates,
         },
     )
 
@@ -239,7 +240,39 @@ def _score(trace: Any, prob: Any, f_best: float, targets: list[float]) -> dict[s
     }
     if trace.info.get("bp_calls"):
         rec["bp_rate"] = trace.info["bp_triggered"] / trace.info["bp_calls"]
+    if trace.info.get("proj_calls"):
+        pc = np.asarray(trace.info["proj_cpu"])
+        rec["proj"] = {
+            "calls": int(trace.info["proj_calls"]),
+            "cpu_median": float(np.median(pc)),
+            "cpu_total": float(pc.sum()),
+            "wall_median": float(np.median(trace.info["proj_wall"])),
+        }
+    # the gap of the iterate after k iterations (does the iteration cap bind?)
+    rec["gap_at"] = {
+        str(k): rel_gap(prob.f(trace.xs[min(k, len(trace.xs)) - 1]), f_best) for k in _GAP_AT
+    }
     return rec
+
+
+_GAP_AT = (25, 50, 100, 200)
+
+
+def _match_references(traces: dict[str, Any], prob: Any) -> dict[str, Any]:
+    """Per reference with a feasible final point: (CPU, wall) seconds at which the reference
+    itself and the agent first reach the reference's final objective (+1e-6 relative)."""
+    out: dict[str, Any] = {}
+    agent = traces["agent"]
+    for name, tr in traces.items():
+        if name == "agent" or prob.violation(tr.x) > _FEAS_TOL:
+            continue
+        f = prob.f(tr.x)
+        thr = {"t": f + 1e-6 * max(abs(f), 1e-8)}
+        out[name] = {
+            "ref": _first_times(tr, prob, thr)["t"],
+            "agent": _first_times(agent, prob, thr)["t"],
+        }
+    return out
 
 
 def _act_iterates(agent: Any, prob: Any) -> Iterator[np.ndarray]:
@@ -255,6 +288,27 @@ def _act_iterates(agent: Any, prob: Any) -> Iterator[np.ndarray]:
             return
 
 
+class _RefRun:
+    """A reference method's iterate generator with an ``info`` dict it fills (projection
+    counts and times of exact-projection PGD)."""
+
+    def __init__(self, method: str, kwargs: Mapping[str, Any], prob: Any) -> None:
+        self.method, self.kwargs, self.prob = method, dict(kwargs), prob
+        self.info: dict[str, Any] = {}
+
+    def __call__(self) -> Any:
+        from icml26.agents.constrained_opt.solvers import start
+
+        kw = dict(self.kwargs)
+        if self.method in ("pgd_exact", "hom_pgd_plus"):
+            kw["info"] = self.info
+        return start(self.method, self.prob, kw)
+
+
+def _ref_maker(method: str, kwargs: Mapping[str, Any], prob: Any) -> _RefRun:
+    return _RefRun(method, kwargs, prob)
+
+
 def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """One trial of a family task: ``agent.learn(family, budget)`` once (timed), then every test
     instance solved from its anchor. On the instances of this seed's shard
@@ -263,7 +317,7 @@ def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     iterate is stamped with CPU and wall seconds; per instance and method the record holds the
     final gap, violation, iterations, times and the first time each target gap was reached
     (``extra["instances"]``), plus the load average when the instance started."""
-    from icml26.agents.constrained_opt.solvers import drive, start
+    from icml26.agents.constrained_opt.solvers import Trace, drive
     from icml26.envs.constrained_opt.problems import Family, best_known
 
     ex = task.extra
@@ -272,6 +326,10 @@ def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     refs: dict[str, dict[str, Any]] = dict(ex.get("references", {}))
     shards = int(ex.get("reference_shards", 10))
     max_s = float(ex.get("max_seconds", 600.0))
+    # the references have no learning budget: they run in the trials at the task's own budget
+    # (rung 1 of a budget ladder), not again at every rung
+    own = ex.get("references_at_updates")
+    with_refs = own is None or task.budget.updates == own
     agent.reset(seed)
     learn: dict[str, Any] = {"cpu_s": 0.0, "wall_s": 0.0}
     if callable(getattr(agent, "learn", None)):
@@ -287,18 +345,24 @@ def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         runs: list[tuple[str, Callable[[], Any]]] = [
             ("agent", (lambda p=prob: solve(p)) if callable(solve) else (lambda p=prob: _act_iterates(agent, p)))
         ]
-        if i % shards == seed % shards:
-            runs += [(m, lambda m=m, kw=kw, p=prob: start(m, p, dict(kw))) for m, kw in refs.items()]
+        if with_refs and i % shards == seed % shards:
+            runs += [(m, _ref_maker(m, kw, prob)) for m, kw in refs.items()]
         k = i % len(runs)
         runs = runs[k:] + runs[:k]  # interleave: each method first, middle or last in turn
         rec: dict[str, Any] = {"i": i, "f_best": f_best, "load": os.getloadavg()[0], "order": [r[0] for r in runs], "methods": {}}
+        traces = {}
         for name, make in runs:
             if name == "agent":
                 agent.reset(seed)
-            tr = drive(make, max_s)
+            tr = drive(make, max_s, Trace())
             if name == "agent":
                 tr.info.update(getattr(agent, "info", {}) or {})
+            else:
+                tr.info.update(getattr(make, "info", {}))
+            traces[name] = tr
             rec["methods"][name] = _score(tr, prob, f_best, targets)
+        if len(traces) > 1:
+            rec["match"] = _match_references(traces, prob)
         a = rec["methods"]["agent"]
         pen.append(max(a["gap"], 0.0) + 100.0 * a["violation"])
         gaps.append(a["gap"])
