@@ -293,10 +293,13 @@ def pgd_exact(
     iters: int = 500,
     rule: str = "monotone",
     info: dict[str, Any] | None = None,
+    skip_feasible: bool = False,
     **_: Any,
 ) -> SolverGen:
     """PGD with the exact projection; ``info`` (a dict) receives ``proj_calls`` and the CPU /
-    wall seconds of every projection (``proj_cpu``, ``proj_wall``)."""
+    wall seconds of every projection (``proj_cpu``, ``proj_wall``). ``skip_feasible``: a
+    feasible trial point is its own projection, so it is not passed to SLSQP (the release rule
+    always does this)."""
     _check_rule(rule)
     if rule != "monotone":
         yield from _pgd_exact_release(o, iters, info)
@@ -306,7 +309,9 @@ def pgd_exact(
     fx, g = o.f(x), o.grad(x)
     step = _Step(0.1 * _typical_radius(o) / max(float(np.linalg.norm(g)), 1e-12))
     for _ in range(iters):
-        xt = proj(x - step.eta * g, x)
+        xt = x - step.eta * g
+        if not (skip_feasible and o.violation(xt) <= FEAS_TOL):
+            xt = proj(xt, x)
         ft = o.f(xt)
         if ft < fx:
             x, fx = xt, ft

@@ -90,7 +90,7 @@ def _family_task(
             "targets": list(FAMILY_TARGETS),
             "reference_shards": 10,
             "references": {
-                "pgd_exact": {"iters": 60, "rule": "monotone"},
+                "pgd_exact": {"iters": 60, "rule": "monotone", "skip_feasible": True},
                 "slsqp": {"iters": 500, "timed": True},
                 "hom_pgd_gauge": {"iters": 200, "rule": "release"},
             },
