@@ -21,7 +21,6 @@ process, the order rotated); a method that never reaches a target has time infin
 from __future__ import annotations
 
 import gzip
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,11 +30,17 @@ from typing import Any
 import numpy as np
 
 from icml26.protocol import TrialResult
-from icml26.stats import bootstrap_ci, holm, mean_ci, paired_test, plateau_test, wilson_ci
+from icml26.stats import holm, mean_ci, paired_test, plateau_test, wilson_ci
 
 TASK = "constrained_opt/qcqp-param-40x1500"
 AGENT = "hom-pgd-plus-amortized"
-ARCHIVE = Path(__file__).resolve().parents[1] / "docs" / "results" / "raw" / "constrained_opt_family.jsonl.gz"
+ARCHIVE = (
+    Path(__file__).resolve().parents[1]
+    / "docs"
+    / "results"
+    / "raw"
+    / "constrained_opt_family.jsonl.gz"
+)
 REFS = ("pgd_exact", "slsqp", "hom_pgd_gauge")
 SOLVERS = ("pgd_exact", "slsqp")  # the baselines the speed claim is against
 LABEL = {
@@ -295,7 +300,12 @@ def match_table(top: dict[int, TrialResult]) -> list[str]:
 
 def quality_table(top: dict[int, TrialResult]) -> tuple[list[str], list[dict[str, Any]]]:
     seeds = sorted(top)
-    per_seed = np.array([np.mean([rec["methods"]["agent"]["gap"] for rec in top[s].extra["instances"]]) for s in seeds])
+    per_seed = np.array(
+        [
+            np.mean([rec["methods"]["agent"]["gap"] for rec in top[s].extra["instances"]])
+            for s in seeds
+        ]
+    )
     allrec = [rec for s in seeds for rec in top[s].extra["instances"]]
     lines = [
         "| method | runs | final gap, mean [95% CI] | median gap | feasible (<= 1e-5) [Wilson] | gap <= 0.1 reached [Wilson] | iterations, median | CPU s per instance, median |",
@@ -324,7 +334,9 @@ def quality_table(top: dict[int, TrialResult]) -> tuple[list[str], list[dict[str
             continue
         g = np.array([v["gap"] for v in recs])
         lines.append(row(LABEL[ref], recs, _iv(mean_ci(g)) if np.ptp(g) > 0 else f"{g[0]:.3g}"))
-        a = np.array([rec["methods"]["agent"]["gap"] for _, rec, _ in pairs if ref in rec["methods"]])
+        a = np.array(
+            [rec["methods"]["agent"]["gap"] for _, rec, _ in pairs if ref in rec["methods"]]
+        )
         tests.append({"ref": ref, "res": paired_test(a, g), "n": len(g)})
     if tests:
         for t, p in zip(tests, holm([t["res"].p_value for t in tests])):
@@ -360,7 +372,9 @@ def ladder(rungs: dict[float, dict[int, TrialResult]]) -> tuple[list[str], dict[
         rs = rungs[s]
         gap_ladder[s] = {seed: r.metrics["penalized_gap"] for seed, r in rs.items()}
         reach_ladder[s] = {seed: r.metrics["reach_rate"] for seed, r in rs.items()}
-        hist = [r.extra["learn"]["history"][-1] for r in rs.values() if r.extra["learn"].get("history")]
+        hist = [
+            r.extra["learn"]["history"][-1] for r in rs.values() if r.extra["learn"].get("history")
+        ]
         steps = sorted({int(r.extra["learn"].get("steps", 0)) for r in rs.values()})
         lines.append(
             f"| {', '.join(map(str, steps))} (x{s:g}) | {len(rs)} | "
@@ -371,8 +385,16 @@ def ladder(rungs: dict[float, dict[int, TrialResult]]) -> tuple[list[str], dict[
     out["gap"] = plateau_test(gap_ladder, direction="min")
     out["reach"] = plateau_test(reach_ladder, direction="max", tolerance=0.05, relative=False)
     top = rungs[max(rungs)]
-    g100 = [rec["methods"]["agent"]["gap_at"]["100"] for r in top.values() for rec in r.extra["instances"]]
-    g200 = [rec["methods"]["agent"]["gap_at"]["200"] for r in top.values() for rec in r.extra["instances"]]
+    g100 = [
+        rec["methods"]["agent"]["gap_at"]["100"]
+        for r in top.values()
+        for rec in r.extra["instances"]
+    ]
+    g200 = [
+        rec["methods"]["agent"]["gap_at"]["200"]
+        for r in top.values()
+        for rec in r.extra["instances"]
+    ]
     out["iters"] = plateau_test({0.5: g100, 1.0: g200}, direction="min")
     pg = [rec["methods"]["pgd_exact"] for _, rec, _ in paired_instances(top)]
     if pg:

@@ -122,7 +122,9 @@ def test_bound_conditional_map_vjp_matches_finite_differences() -> None:
             prm.add_(0.3 * torch.randn(prm.shape, generator=g, dtype=prm.dtype))
     psi = cinn.bind(np.linspace(-1, 1, 6), np.arange(4.0))
     z, v, e = np.array([0.1, -0.3, 0.2, 0.05]), np.array([1.0, -2.0, 0.5, 0.3]), 1e-6
-    fd = np.array([v @ (psi.forward(z + e * d) - psi.forward(z - e * d)) / (2 * e) for d in np.eye(4)])
+    fd = np.array(
+        [v @ (psi.forward(z + e * d) - psi.forward(z - e * d)) / (2 * e) for d in np.eye(4)]
+    )
     np.testing.assert_allclose(psi.vjp(z, v), fd, atol=1e-6)
     with pytest.raises(ValueError, match="6 entries"):
         cinn.bind(np.zeros(5), np.zeros(4))

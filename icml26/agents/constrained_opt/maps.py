@@ -430,7 +430,9 @@ class CondINNMap:
         radii = np.concatenate([family.train_instance(rng).radial(U) for _ in range(4)])
         weight = float(penalty_weight)  # the release's w_penalty, on violations in problem units
         with torch.no_grad():  # start inside K: the image of B is a small ball about x0
-            self.base.bias[: self.n].fill_(math.log(max(0.5 * float(np.quantile(radii, 0.05)), 1e-6)))
+            self.base.bias[: self.n].fill_(
+                math.log(max(0.5 * float(np.quantile(radii, 0.05)), 1e-6))
+            )
         opt = torch.optim.Adam(self.params(), lr=lr)
         sched = torch.optim.lr_scheduler.MultiStepLR(
             opt, milestones=[max(1, steps // 2), max(1, (3 * steps) // 4)], gamma=0.5
@@ -441,7 +443,10 @@ class CondINNMap:
             C = torch.tensor(np.stack([p.condition for p in probs]))
             X0 = torch.tensor(np.repeat(np.stack([p.x0 for p in probs]), bz + 1, axis=0))
             Z = np.concatenate(
-                [np.concatenate([_ball_samples(rng, bz, self.n), np.zeros((1, self.n))]) for _ in probs]
+                [
+                    np.concatenate([_ball_samples(rng, bz, self.n), np.zeros((1, self.n))])
+                    for _ in probs
+                ]
             )
             E = self.encode(C).repeat_interleave(bz + 1, dim=0)
             x, logdet, dist = self._forward_t(torch.tensor(Z), E, X0)
@@ -453,7 +458,9 @@ class CondINNMap:
                 tot, G[sl] = p.penalty_grad_batch(xs[sl])
                 pen += float(tot.mean()) / k
             surrogate = (x * torch.tensor(G)).sum() / len(Z)  # gradient of the mean violation
-            loss = -logdet.mean() / self.n + weight * surrogate + 0.01 * dist.mean() + 0.1 * dist.max()
+            loss = (
+                -logdet.mean() / self.n + weight * surrogate + 0.01 * dist.mean() + 0.1 * dist.max()
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -50,7 +50,11 @@ RULES = ("monotone", "release", "release-unprojected")
 FEAS_TOL = 1e-5
 SolverGen = Generator[np.ndarray, None, None]
 # the homopt release's INN-PGD defaults (scripts/inn_pgd/_configs.py at the stored commit)
-RELEASE_LR0, RELEASE_DECAY, RELEASE_MIN_LR, RELEASE_BP_STEPS, RELEASE_CONV = 0.1, 0.999, 1e-6, 10, 1e-5
+RELEASE_LR0 = 0.1  # learning_rate
+RELEASE_DECAY = 0.999  # lr_decay, applied when the objective rose ("adaptive" rule)
+RELEASE_MIN_LR = 1e-6  # min_lr
+RELEASE_BP_STEPS = 10  # proj_max_steps of the bisected projection
+RELEASE_CONV = 1e-5  # convergence_threshold (PGD's objective-change stop)
 
 
 def _check_rule(rule: str) -> None:

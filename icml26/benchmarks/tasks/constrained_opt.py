@@ -309,6 +309,13 @@ def _ref_maker(method: str, kwargs: Mapping[str, Any], prob: Any) -> _RefRun:
     return _RefRun(method, kwargs, prob)
 
 
+def _agent_maker(agent: Any, solve: Any, prob: Any) -> Callable[[], Any]:
+    """The agent's iterates: its ``solve`` when it has one, else its ``act`` loop."""
+    if callable(solve):
+        return lambda: solve(prob)
+    return lambda: _act_iterates(agent, prob)
+
+
 def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """One trial of a family task: ``agent.learn(family, budget)`` once (timed), then every test
     instance solved from its anchor. On the instances of this seed's shard
@@ -342,14 +349,18 @@ def run_family_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     for i in range(task.eval_episodes):
         prob = family.test_instance(i)
         _, f_best = best_known(prob)
-        runs: list[tuple[str, Callable[[], Any]]] = [
-            ("agent", (lambda p=prob: solve(p)) if callable(solve) else (lambda p=prob: _act_iterates(agent, p)))
-        ]
+        runs: list[tuple[str, Callable[[], Any]]] = [("agent", _agent_maker(agent, solve, prob))]
         if with_refs and i % shards == seed % shards:
             runs += [(m, _ref_maker(m, kw, prob)) for m, kw in refs.items()]
         k = i % len(runs)
         runs = runs[k:] + runs[:k]  # interleave: each method first, middle or last in turn
-        rec: dict[str, Any] = {"i": i, "f_best": f_best, "load": os.getloadavg()[0], "order": [r[0] for r in runs], "methods": {}}
+        rec: dict[str, Any] = {
+            "i": i,
+            "f_best": f_best,
+            "load": os.getloadavg()[0],
+            "order": [r[0] for r in runs],
+            "methods": {},
+        }
         traces = {}
         for name, make in runs:
             if name == "agent":
