@@ -227,13 +227,7 @@ class INNMap:
             pen, G = oracle.penalty_grad_batch(x.detach().numpy())
             Gt = torch.tensor(G) / len(Z)
             surrogate = (x * Gt).sum()  # its gradient is that of mean total violation
-            loss = (
-                -logdet.mean() / self.n + weight * surrogate + 0.01 * dist.mean() + 0.1 * dist.max()
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
+            _mdh_update(opt, sched, logdet.mean() / self.n, weight * surrogate, dist)
             self.history.append(float(pen.mean()))
         self.train_time = time.perf_counter() - t0
         return self
@@ -263,6 +257,16 @@ def map_quality(psi: Any, oracle: Any, samples: int = 2000, seed: int = 1) -> di
         "mean_violation": float(v.mean()),
         "coverage": float(np.mean(cover)),
     }
+
+
+def _mdh_update(opt: Any, sched: Any, logdet_per_dim: Any, violation: Any, dist: Any) -> None:
+    """One optimizer step on the training loss of both INNs: minus the volume term (log det per
+    dimension), the weighted violation surrogate, and the pull of the anchor distances."""
+    loss = -logdet_per_dim + violation + 0.01 * dist.mean() + 0.1 * dist.max()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    sched.step()
 
 
 def _ball_samples(rng: np.random.Generator, k: int, n: int) -> np.ndarray:
@@ -458,13 +462,7 @@ class CondINNMap:
                 tot, G[sl] = p.penalty_grad_batch(xs[sl])
                 pen += float(tot.mean()) / k
             surrogate = (x * torch.tensor(G)).sum() / len(Z)  # gradient of the mean violation
-            loss = (
-                -logdet.mean() / self.n + weight * surrogate + 0.01 * dist.mean() + 0.1 * dist.max()
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
+            _mdh_update(opt, sched, logdet.mean() / self.n, weight * surrogate, dist)
             rec: dict[str, float] = {"step": step + 1, "penalty": pen}
             if validation and val_every and ((step + 1) % val_every == 0 or step + 1 == steps):
                 rec.update(self.validate(validation))

@@ -117,6 +117,19 @@ def _ball_pgd(
             return
 
 
+def _bisect(o: Any, psi: Any, a: np.ndarray, b: np.ndarray, steps: int) -> np.ndarray:
+    """The last point found feasible by ``steps`` halvings of ``t`` along ``a -> b`` (``a``
+    feasible): ``a + t (b - a)`` with ``psi`` of it within 1e-5 of the set."""
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if o.violation(psi.forward(a + mid * (b - a))) <= FEAS_TOL:
+            lo = mid
+        else:
+            hi = mid
+    return a + lo * (b - a)
+
+
 def _ball_pgd_release(
     o: Any,
     psi: Any,
@@ -143,14 +156,7 @@ def _ball_pgd_release(
         st["bp_calls"] += 1
         if not o.violation(xt) <= FEAS_TOL:  # NaN counts as infeasible
             st["bp_triggered"] += 1
-            lo, hi = 0.0, 1.0
-            for _ in range(RELEASE_BP_STEPS):
-                mid = 0.5 * (lo + hi)
-                if o.violation(psi.forward(z + mid * (zt - z))) <= FEAS_TOL:
-                    lo = mid
-                else:
-                    hi = mid
-            zt = z + lo * (zt - z)
+            zt = _bisect(o, psi, z, zt, RELEASE_BP_STEPS)
             xt = psi.forward(zt)
         ft = o.f(xt)
         if ft > fx:
@@ -184,14 +190,7 @@ def bisected_projection(
         if o.violation(psi.forward(zt)) <= FEAS_TOL:
             return zt
         st["bp_triggered"] += 1
-        lo, hi = 0.0, 1.0
-        for _ in range(steps):
-            mid = 0.5 * (lo + hi)
-            if o.violation(psi.forward(anchor + mid * (zt - anchor))) <= FEAS_TOL:
-                lo = mid
-            else:
-                hi = mid
-        return anchor + lo * (zt - anchor)
+        return _bisect(o, psi, anchor, zt, steps)
 
     return proj
 
