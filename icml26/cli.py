@@ -25,7 +25,10 @@ from icml26._cli_util import UsageError, parse_kwargs, print_rows
 from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
-EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
+EXTRA_COMMANDS: list[str] = [
+    "icml26.leaderboards.cli:add_parser",
+    "icml26.benchmarks.study_cli:add_parser",
+]
 
 
 # ----------------------------------------------------------------------------- commands
@@ -342,10 +345,12 @@ def _trial_timeout(text: str) -> float:
     return value
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
-    )
+def _add_run_options(p: argparse.ArgumentParser, trials: bool = True) -> None:
+    """The executor and store options; with ``trials`` also --seeds, --budget-scale, --out."""
+    if trials:
+        p.add_argument(
+            "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
+        )
     p.add_argument(
         "--store",
         help="results store: a SQLite path or a database URL "
@@ -374,14 +379,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         type=float,
         help="with --executor ray: GPUs each trial asks for (default 0)",
     )
-    p.add_argument(
-        "--budget-scale",
-        type=_budget_scales,
-        default=[1.0],
-        metavar="SCALES",
-        help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
-        "(a ladder; finished scales are skipped; default 1)",
-    )
+    if trials:
+        p.add_argument(
+            "--budget-scale",
+            type=_budget_scales,
+            default=[1.0],
+            metavar="SCALES",
+            help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
+            "(a ladder; finished scales are skipped; default 1)",
+        )
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
     p.add_argument(
         "--trial-timeout",
@@ -390,6 +396,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
         "and stored FAILED (default: the task's, see docs/scaling.md)",
     )
+    if not trials:
+        return
     p.add_argument(
         "--out",
         metavar="FILE",
