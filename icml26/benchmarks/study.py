@@ -187,7 +187,9 @@ class Arm:
 @dataclass(frozen=True)
 class Block:
     """One task of a study: the registered task ``task`` with ``overrides`` (a variant when not
-    empty), optionally swept, with its own arms (default: the study's) and seeds."""
+    empty), optionally swept, with its own arms (default: the study's) and seeds. ``ladder``:
+    False runs every arm at the top rung only (a diagnostic block whose numbers carry no claim,
+    e.g. a sweep over an iteration count that is its own ladder)."""
 
     task: str
     label: str = ""
@@ -195,6 +197,7 @@ class Block:
     sweep: Sweep | None = None
     arms: tuple[Arm, ...] | None = None
     seeds: tuple[int, ...] | None = None
+    ladder: bool = True
 
     @property
     def name(self) -> str:
@@ -352,7 +355,7 @@ class Study:
                 task = self.variant(b, point, base)
                 last = i == len(points) - 1
                 for arm in self.block_arms(b, extra_arms):
-                    rungs = [self.top] if arm.exact else list(self.ladder)
+                    rungs = [self.top] if arm.exact or not b.ladder else list(self.ladder)
                     for rung in rungs:
                         if rung != self.top and self.ladder_at == "last" and not last:
                             continue
@@ -597,6 +600,8 @@ def arm_plateau(
     a = data.arm(arm, block)
     if a.exact:
         return ArmPlateau(block, arm, point, metric, True, "exact (no learning budget)")
+    if not study.block(block).ladder:
+        return ArmPlateau(block, arm, point, metric, False, "no ladder (a diagnostic block)")
     ladder = data.ladder(block, arm, metric, point)
     pl = plateau_test(
         ladder,
@@ -607,43 +612,11 @@ def arm_plateau(
     return ArmPlateau(block, arm, point, metric, pl.at_plateau, pl.reading, pl)
 
 
-def _slope(curves: np.ndarray, xs: np.ndarray) -> float:
-    """OLS slope of log10(mean over rows) on log10(xs)."""
-    m = np.mean(curves, axis=0)
-    if np.any(~np.isfinite(m)) or np.any(m <= 0):
-        return float("nan")
-    return float(np.polyfit(np.log10(xs), np.log10(m), 1)[0])
-
-
-def rate_test(
-    curves: np.ndarray,
-    xs: Sequence[float],
-    slope: float,
-    margin: float,
-    seed: int = 0,
-    reps: int = 2000,
-) -> tuple[float, float, float, float]:
-    """(fitted slope, low, high, one-sided p of "slope >= slope + margin") from a percentile
-    bootstrap over rows (seeds) of ``curves`` (seeds, len(xs))."""
-    arr = np.asarray(curves, dtype=float)
-    x = np.asarray(xs, dtype=float)
-    est = _slope(arr, x)
-    if not math.isfinite(est) or arr.shape[0] < 2:
-        return est, math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.shape[0], size=(reps, arr.shape[0]))
-    boots = np.array([_slope(arr[i], x) for i in idx])
-    boots = boots[np.isfinite(boots)]
-    lo, hi = np.quantile(boots, [0.025, 0.975])
-    p = (int(np.sum(boots >= slope + margin)) + 1) / (boots.size + 1)
-    return est, float(lo), float(hi), float(p)
-
-
 def evaluate(data: StudyData, seed: int = 0) -> Evaluation:
     """Plateaus of every arm on every block (primary metric, last sweep value) and every
     claim's test and verdict, with Holm over the study's testable claims."""
     from icml26 import benchmarks
-    from icml26.stats import holm, paired_test
+    from icml26.stats import holm, paired_test, slope_test
 
     study = data.study
     plateaus = []
@@ -683,8 +656,8 @@ def evaluate(data: StudyData, seed: int = 0) -> Evaluation:
             seeds, mat = data.matrix(c.block, c.arm, c.metric, pts)
             res = ClaimResult(c, "", n=len(seeds))
             if len(seeds) >= 2:
-                est, lo, hi, p = rate_test(mat, [float(x) for x in pts], c.slope, c.margin, seed)
-                res.estimate, res.low, res.high, res.p_value = est, lo, hi, p
+                iv, p = slope_test(mat, [float(x) for x in pts], c.slope + c.margin, seed=seed)
+                res.estimate, res.low, res.high, res.p_value = iv.estimate, iv.low, iv.high, p
             res.plateaus = [arm_plateau(data, c.block, c.arm, c.metric, pts[-1])]
             results.append(res)
     tested = [r for r in results if r.testable and math.isfinite(r.p_value)]
