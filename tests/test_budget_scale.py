@@ -241,3 +241,12 @@ def test_cli_rejects_bad_scales_and_submissions_at_a_scale(
     argv = ["run", "--task", LADDER.id, "--agent", "random", "--store", str(tmp_path / "d.db")]
     assert cli.main([*argv, "--budget-scale", "2", "--out", str(tmp_path / "b.json")]) == 2
     assert "task's own budget" in capsys.readouterr().err
+
+
+def test_trials_per_worker_only_for_the_process_executor(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["run", "--task", LADDER.id, "--agent", "random", "--store", str(tmp_path / "w.db")]
+    assert cli.main([*argv, "--trials-per-worker", "5"]) == 2
+    assert "only applies to --executor process" in capsys.readouterr().err
+    assert cli.main([*argv, "--executor", "process", "--trials-per-worker", "0"]) == 2
