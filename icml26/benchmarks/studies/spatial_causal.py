@@ -362,7 +362,7 @@ def regime_table(cells: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]
         ],
         ("grid-r2", "radius 2"),
     ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, desc in order:
         cell = cells.get(c)
         if not cell or DECONF not in cell or NULL not in cell:
@@ -465,7 +465,7 @@ def selection_table(cells: dict[str, Any]) -> list[str]:
         rs = list(cell.get("spatial-deconfounder-ref", {}).values())
         if not rs:
             continue
-        betas = defaultdict(int)
+        betas: dict[float, int] = defaultdict(int)
         for r in rs:
             betas[r["diagnostics"].get("beta", np.nan)] += 1
         p_obs = np.mean([r["diagnostics"].get("p_value", np.nan) for r in rs])
@@ -544,11 +544,11 @@ def report(
         "",
     ]
     out += selection_table(cells)
-    stress = [c for c in cells if c.startswith("stress")]
-    if stress:
+    stressed = [c for c in cells if c.startswith("stress")]
+    if stressed:
         out += ["## Stress variants", ""]
-        for c in stress:
-            out += agent_table(cells[c], f"{c}: {describe(c, configs[c][0])}")
+        for cs in stressed:
+            out += agent_table(cells[cs], f"{cs}: {describe(cs, configs[cs][0])}")
     out += ["## Cost", "", "| agent | mean CPU s per data set (grid-r1) |", "|---|---|"]
     for a, recs in sorted(cells.get("grid-r1", {}).items()):
         v = [r["cpu_s"] for r in recs.values() if "cpu_s" in r]
