@@ -300,3 +300,17 @@ def test_the_tutorial_study_is_declared() -> None:
     plan = t.plan()
     assert len(plan) == 10 + 10 + 3 * 10
     assert {p.spec.budget_scale for p in plan if p.arm == "PPO"} == {0.25, 0.5, 1.0}
+
+
+def test_reference_bundles_from_a_study_store_use_scale_1_trials_only(tmp_path: Path) -> None:
+    from icml26.leaderboards import reference
+
+    db = tmp_path / "small.db"
+    _run(SMALL.trials(), db)
+    paths = reference.build(db, tmp_path / "ref", prov={"commit": "abc"})
+    bundles = [json.loads(p.read_text()) for p in paths]
+    assert sorted(b["agent"]["name"] for b in bundles) == ["point-pd", "random", CLIMBER]
+    for b in bundles:
+        assert {r["seed"] for r in b["results"]} == {0, 1}
+        assert all("budget_scale" not in r for r in b["results"])  # the task's own budget
+    assert reference.main(["build", "--study", "testing-small", "--allow-dirty"]) == 1
