@@ -64,14 +64,23 @@ def fmt_num(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def fmt_iv(est: float, lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
-    """``"est [lo, hi]"`` (signed: with a + on positive numbers)."""
+def fmt_iv(
+    est: float,
+    lo: float,
+    hi: float,
+    digits: int = 3,
+    signed: bool = False,
+    spec: str | None = None,
+) -> str:
+    """``"est [lo, hi]"`` with ``digits`` significant digits (``signed``: a + on positive
+    numbers), or in the format ``spec`` (``"+.2f"``: two decimals, signed); a non-finite
+    estimate is ``fmt_num``'s text, missing bounds leave the estimate alone."""
+    spec = spec or f"{'+' if signed else ''}.{digits}g"
     if not math.isfinite(est):
         return fmt_num(est, digits)
-    f = (lambda v: f"{v:+.{digits}g}") if signed else (lambda v: f"{v:.{digits}g}")
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        return f(est)
-    return f"{f(est)} [{f(lo)}, {f(hi)}]"
+        return f"{est:{spec}}"
+    return f"{est:{spec}} [{lo:{spec}}, {hi:{spec}}]"
 
 
 def _iqm_cell(values: Sequence[float], digits: int = 3) -> str:

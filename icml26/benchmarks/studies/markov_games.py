@@ -43,6 +43,7 @@ from icml26.benchmarks.study import (
     Sweep,
     Untestable,
 )
+from icml26.benchmarks.report import fmt_iv
 from icml26.stats import bootstrap_ci, loglog_slope, mean_ci
 
 __all__ = ["MARKOV_GAMES", "STUDIES"]
@@ -373,9 +374,8 @@ def slope_ci(curves: np.ndarray, xs: np.ndarray, seed: int = 0) -> tuple[float, 
 
 
 def fmt_ci(est: float, lo: float, hi: float) -> str:
-    if not np.isfinite(est):
-        return "n/a"
-    return f"{est:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+    """A slope and its interval, two signed decimals ("n/a" when there is no slope)."""
+    return fmt_iv(est, lo, hi, spec="+.2f")
 
 
 def fmt_mean(x: np.ndarray) -> str:

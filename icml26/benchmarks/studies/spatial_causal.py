@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from icml26.benchmarks import get_task
+from icml26.benchmarks.report import fmt_iv
 from icml26.benchmarks.study import Arm, Block, Compare, Evaluation, Study, StudyData, Untestable
 
 __all__ = ["SPATIAL_CAUSAL", "STUDIES"]
@@ -233,8 +234,8 @@ def sections(data: StudyData, ev: Evaluation) -> list[str]:
 
 
 def fmt(iv: Any, digits: int = 3) -> str:
-    est, lo, hi = iv[0], iv[1], iv[2]
-    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    """An interval (``Interval``, ``PairedResult``) with ``digits`` decimals."""
+    return fmt_iv(iv[0], iv[1], iv[2], spec=f".{digits}f")
 
 
 def by_cell(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[int, dict[str, Any]]]]:
