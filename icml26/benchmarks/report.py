@@ -246,11 +246,25 @@ def _ladder_section(data: StudyData, ev: Evaluation) -> list[str]:
         "| block | arm | " + " | ".join(rungs) + " | last step |",
         "|---|---|" + "---|" * len(rungs) + "---|",
     ]
+    exact = diagnostic = 0
     for p in ev.plateaus:
+        if data.arm(p.arm, p.block).exact:
+            exact += 1
+            continue
+        if not study.block(p.block).ladder:
+            diagnostic += 1
+            continue
         lad = data.ladder(p.block, p.arm, p.metric)
         cells = [_iqm_cell(list(lad[s].values())) if s in lad else "-" for s in study.ladder]
         out.append(f"| {p.block} | {p.arm} | " + " | ".join(cells) + f" | {p.reading} |")
-    return out + [""]
+    out.append("")
+    if exact or diagnostic:
+        out += [
+            f"Not on a ladder: {exact} (block, arm) pair(s) of exact arms (no learning budget: at "
+            f"plateau by construction) and {diagnostic} in diagnostic blocks without a ladder.",
+            "",
+        ]
+    return out
 
 
 def _failed_section(data: StudyData) -> list[str]:
