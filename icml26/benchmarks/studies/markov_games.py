@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from icml26.benchmarks.report import fmt_iv
 from icml26.benchmarks.study import (
     Arm,
     Block,
@@ -43,7 +44,6 @@ from icml26.benchmarks.study import (
     Sweep,
     Untestable,
 )
-from icml26.benchmarks.report import fmt_iv
 from icml26.stats import bootstrap_ci, loglog_slope, mean_ci
 
 __all__ = ["MARKOV_GAMES", "STUDIES"]
@@ -252,7 +252,7 @@ def _grid(
     ]
 
 
-def _raw(data: StudyData) -> dict[str, Any]:  # noqa: C901
+def _raw(data: StudyData) -> dict[str, Any]:
     """The stored trials in the shape the page's tables read (one array per part)."""
     seeds = list(data.study.seeds)
     raw: dict[str, Any] = {"meta": {"seeds": len(seeds)}}
