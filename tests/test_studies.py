@@ -294,3 +294,21 @@ def test_reference_bundles_from_a_study_store_use_scale_1_trials_only(tmp_path: 
         assert {r["seed"] for r in b["results"]} == {0, 1}
         assert all("budget_scale" not in r for r in b["results"])  # the task's own budget
     assert reference.main(["build", "--study", "testing-small", "--allow-dirty"]) == 1
+
+
+def test_one_trial_serving_two_arms_fills_both(tmp_path: Path) -> None:
+    s = Study(
+        name="twins",
+        title="t",
+        family="tutorial",
+        page="t.md",
+        blocks=(Block(TASK.id),),
+        arms=(Arm("a", "point-pd", exact=True), Arm("b", "point-pd", exact=True)),
+        seeds=(0, 1),
+    )
+    assert len(s.trials()) == 4 and len({t.key for t in s.trials()}) == 2
+    data = StudyData(s, _run(s.trials(), tmp_path / "s.db"))
+    assert data.missing == 0 and data.values(TASK.id, "a", "return") == data.values(
+        TASK.id, "b", "return"
+    )
+    assert len(data.values(TASK.id, "b", "return")) == 2

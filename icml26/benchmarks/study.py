@@ -433,19 +433,23 @@ class StudyData:
         self.study = study
         self.plan = study.plan(extra_arms)
         self.extra_arms = list(extra_arms)
-        where = {p.spec.key: p for p in self.plan}
+        # one trial may serve several places (two arms that coincide at one sweep value)
+        where: dict[str, list[Planned]] = defaultdict(list)
+        for p in self.plan:
+            where[p.spec.key].append(p)
         self.cells: dict[tuple[str, Any, str, float], dict[int, TrialResult]] = defaultdict(dict)
         self.failed: list[tuple[Planned, TrialResult]] = []
         self.results: list[TrialResult] = []
         for r in results:
-            p = where.get(r.key)
-            if p is None:
+            places = where.get(r.key)
+            if not places:
                 continue
             self.results.append(r)
-            if r.status == "FINISHED":
-                self.cells[(p.block, _freeze(p.point), p.arm, p.rung)][r.seed] = r
-            else:
-                self.failed.append((p, r))
+            for p in places:
+                if r.status == "FINISHED":
+                    self.cells[(p.block, _freeze(p.point), p.arm, p.rung)][r.seed] = r
+                else:
+                    self.failed.append((p, r))
         self.missing = len(where) - len(self.results)
 
     def arms(self, block: str) -> list[str]:
