@@ -280,7 +280,6 @@ class Study:
     plateau_relative: bool = True
     min_seeds: int = 10
     alpha: float = 0.05
-    command: str = ""
 
     def __post_init__(self) -> None:
         for name in ("blocks", "arms", "seeds", "claims"):

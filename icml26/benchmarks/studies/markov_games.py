@@ -934,7 +934,6 @@ MARKOV_GAMES = Study(
     sections=sections,
     figures=figures,
     plots=(),
-    command="--executor process --workers 2",
 )
 
 STUDIES = [MARKOV_GAMES]

@@ -598,7 +598,6 @@ SPATIAL_CAUSAL = Study(
     bullet=_bullet,
     sections=sections,
     plots=(),
-    command="--executor process --workers 2 --trials-per-worker 50",
 )
 
 STUDIES = [SPATIAL_CAUSAL]

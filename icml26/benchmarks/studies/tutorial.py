@@ -66,7 +66,6 @@ TUTORIAL = Study(
         "PPO at 20k steps {verdict_ppo_matches_pd} against the PD controller "
         "({estimate_ppo_matches_pd:+.3g} return). {link}"
     ),
-    command="--executor process --workers 2",
 )
 
 STUDIES = [TUTORIAL]
