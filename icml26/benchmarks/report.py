@@ -234,13 +234,14 @@ def _ladder_section(data: StudyData, ev: Evaluation) -> list[str]:
         "## Budget ladders",
         "",
         "Primary metric per rung (IQM [95% CI] over seeds) at the last sweep value; last step: "
-        "paired test of the two top rungs, at plateau when its 95% interval lies within "
+        "paired test of the two top rungs, at plateau when its 95% interval lies within +-tol "
+        "of 0, tol = "
         + (
             f"{study.plateau_tolerance:.0%} of the lower rung's mean magnitude"
             if study.plateau_relative
-            else f"+-{study.plateau_tolerance:g}"
+            else f"{study.plateau_tolerance:g}"
         )
-        + " of 0.",
+        + ".",
         "",
         "| block | arm | " + " | ".join(rungs) + " | last step |",
         "|---|---|" + "---|" * len(rungs) + "---|",
