@@ -307,9 +307,10 @@ _RAY_OPTIONS = {
 def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
     per_worker = getattr(args, "trials_per_worker", None)
     if per_worker is not None:
-        if args.executor != "process":
+        if args.executor not in ("process", "ray"):
             raise UsageError(
-                f"--trials-per-worker only applies to --executor process (got {args.executor})"
+                "--trials-per-worker only applies to --executor process or ray "
+                f"(got {args.executor})"
             )
         if per_worker < 1:
             raise UsageError(f"--trials-per-worker must be >= 1, got {per_worker}")
@@ -337,6 +338,8 @@ def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
         require("ray", "ray", "--executor ray")
     except ImportError as e:
         raise UsageError(str(e)) from None
+    if per_worker is not None:
+        given["trials_per_worker"] = per_worker
     return given
 
 
@@ -378,8 +381,8 @@ def _add_run_options(p: argparse.ArgumentParser, trials: bool = True) -> None:
         "--trials-per-worker",
         type=int,
         metavar="N",
-        help="with --executor process: trials a worker process runs before it is replaced "
-        "(default 1: a fresh process per trial; more saves the start-up of each)",
+        help="with --executor process or ray: trials a worker process runs before it is "
+        "replaced (default 1: a fresh process per trial; more saves the start-up of each)",
     )
     p.add_argument(
         "--ray-address",

@@ -230,5 +230,5 @@ def test_trials_per_worker_only_for_the_process_executor(
 ) -> None:
     argv = ["run", "--task", LADDER.id, "--agent", "random", "--store", str(tmp_path / "w.db")]
     assert cli.main([*argv, "--trials-per-worker", "5"]) == 2
-    assert "only applies to --executor process" in capsys.readouterr().err
+    assert "only applies to --executor process or ray" in capsys.readouterr().err
     assert cli.main([*argv, "--executor", "process", "--trials-per-worker", "0"]) == 2
