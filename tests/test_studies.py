@@ -267,6 +267,24 @@ def test_cli_study_run_report_export_with_a_user_agent(
         assert st.count("FINISHED") == 8 + 4  # plus the user's arm at two rungs
 
 
+def test_cli_study_run_a_subset_then_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    db = str(tmp_path / "subset.db")
+    argv = ["study", "run", "testing-small", "--store", db]
+    assert cli.main([*argv, "--seeds", "1", "--task", "testing/*"]) == 0
+    assert "4 of 8 trials" in capsys.readouterr().err
+    with ResultsStore(db) as st:
+        first = {r.key: r.started_at for r in st.results()}
+    assert {k.rsplit("seed=", 1)[1].split("|")[0] for k in first} == {"1"}
+    assert len(first) == 4  # random, pd, the climber at two rungs
+    assert cli.main([*argv, "--task", "no-such/*"]) == 2
+    assert cli.main(argv) == 0  # the rest; seed 1's trials are skipped, not re-run
+    with ResultsStore(db) as st:
+        after = {r.key: r.started_at for r in st.results()}
+    assert len(after) == 8 and all(after[k] == t for k, t in first.items())
+
+
 def test_the_summary_block_is_json_in_an_html_comment() -> None:
     ev = evaluate(StudyData(STUDY, []))
     block = report.summary_block(STUDY, ev)

@@ -2,7 +2,7 @@
 
 icml26 study list
 icml26 study run tutorial [--agent mypkg.agents:MyController --agent-kwargs '{"gain": 2}']
-                          [--executor process --workers 2]
+                          [--executor process --workers 2] [--seeds 0 --task 'tutorial/*']
 icml26 study report tutorial [--agent mypkg.agents:MyController --page mine.md]
 icml26 study export tutorial            # docs/results/raw/tutorial.jsonl.gz
 icml26 plot --study tutorial --out figs/ [--kind ladder,curves,profile]
@@ -11,6 +11,7 @@ icml26 plot --study tutorial --out figs/ [--kind ladder,curves,profile]
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,20 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _subset(specs: list[Any], seeds: str | None, task: str | None) -> list[Any]:
+    """The study's trials with one of ``seeds`` on a task id matching the glob ``task``."""
+    from icml26.protocol import as_seed_list
+
+    if seeds:
+        keep = set(as_seed_list(seeds))
+        specs = [s for s in specs if s.seed in keep]
+    if task:
+        specs = [s for s in specs if fnmatch.fnmatchcase(s.task_id, task)]
+    if not specs:
+        raise UsageError("no trial of the study matches --seeds/--task")
+    return specs
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from icml26 import benchmarks
     from icml26.benchmarks.studies import get_study
@@ -53,8 +68,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     study = get_study(args.name)
     arms = _extra_arms(args)
     specs = study.trials(arms)
+    n_all = len(specs)
+    specs = _subset(specs, args.seeds, args.task)
     store = args.store or study.store_path
-    print(f"study {study.name!r}: {len(specs)} trials -> {store}", file=sys.stderr)
+    part = f" of {n_all}" if len(specs) < n_all else ""
+    print(f"study {study.name!r}: {len(specs)}{part} trials -> {store}", file=sys.stderr)
     results = benchmarks.run(
         specs,
         store=store,
@@ -146,6 +164,14 @@ def add_parser(sub: Any) -> None:
     q = ssub.add_parser("run", help="run a study's trials into its store (resumes)")
     q.add_argument("name", help="study name (see `icml26 study list`)")
     agent_options(q)
+    q.add_argument(
+        "--seeds",
+        help="only the study's trials with these seeds, e.g. '0' or '0-2' (a first look; "
+        "a later run without it adds the rest)",
+    )
+    q.add_argument(
+        "--task", help="only the study's trials on task ids matching this glob, e.g. '*goofspiel*'"
+    )
     _add_run_options(q, trials=False, store_default="results/studies/<name>.db")
     q.set_defaults(func=cmd_run)
 
