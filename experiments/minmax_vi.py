@@ -28,6 +28,7 @@ share its matrix and start (the MLMC level draws of one instance run are shared 
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import hashlib
 import json
@@ -212,9 +213,17 @@ def run(
         "diverged": [bool(d) for d in out.diverged],
         "start": prob.residual(prob.project(prob.z0)),
         "cpu_s": time.process_time() - t,
+        "commit": _head(),
     }
     cache.put(key, rec)
     return rec
+
+
+@functools.lru_cache(maxsize=1)
+def _head() -> str:
+    """The commit this process's code came from (with "+dirty" for a modified tree)."""
+    prov = provenance(allow_dirty=True)
+    return str(prov["commit"]) + ("+dirty" if prov["dirty"] else "")
 
 
 def _instance(name: str, i: int, **over: Any) -> tuple[str, dict[str, Any]]:
