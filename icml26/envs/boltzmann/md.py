@@ -54,6 +54,7 @@ __all__ = [
     "pool_diagnostics",
     "phi_share_agreement",
     "alanine_runs",
+    "pool_cached",
 ]
 
 
@@ -384,6 +385,13 @@ def alanine_runs(
                 )
             )
     return len(todo)
+
+
+def pool_cached(target: AlanineDipeptide, kind: str, split: str) -> bool:
+    """Whether the pool ``kind`` / ``split`` is on disk (reading it then costs no simulation)."""
+    from icml26.envs.boltzmann.datasets import cache_path
+
+    return cache_path("md", _pool_params(target, kind, split)).exists()
 
 
 def phi_share_agreement(diag: dict[str, Any]) -> dict[str, Any]:
