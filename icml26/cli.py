@@ -28,6 +28,7 @@ from icml26._entry_points import accepted_kwargs, load_entry_point
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
 EXTRA_COMMANDS: list[str] = [
     "icml26.leaderboards.cli:add_parser",
+    "icml26.benchmarks.study_cli:add_parser",
     "icml26.certify.harness:add_parser",  # icml26 certify --task T --agent A --claim ">= 0.9 ..."
 ]
 
@@ -306,12 +307,23 @@ _RAY_OPTIONS = {
 
 
 def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
+    per_worker = getattr(args, "trials_per_worker", None)
+    if per_worker is not None:
+        if args.executor not in ("process", "ray"):
+            raise UsageError(
+                "--trials-per-worker only applies to --executor process or ray "
+                f"(got {args.executor})"
+            )
+        if per_worker < 1:
+            raise UsageError(f"--trials-per-worker must be >= 1, got {per_worker}")
     given = {
         opt: getattr(args, dest)
         for dest, opt in _RAY_OPTIONS.items()
         if getattr(args, dest, None) is not None
     }
     if args.executor != "ray":
+        if args.executor == "process" and per_worker is not None:
+            return {"max_tasks_per_child": per_worker}
         if given:
             flags = ", ".join(
                 "--" + d.replace("_", "-")
@@ -328,6 +340,8 @@ def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
         require("ray", "ray", "--executor ray")
     except ImportError as e:
         raise UsageError(str(e)) from None
+    if per_worker is not None:
+        given["trials_per_worker"] = per_worker
     return given
 
 
@@ -346,10 +360,12 @@ def _trial_timeout(text: str) -> float:
     return value
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
-    )
+def _add_run_options(p: argparse.ArgumentParser, trials: bool = True) -> None:
+    """The executor and store options; with ``trials`` also --seeds, --budget-scale, --out."""
+    if trials:
+        p.add_argument(
+            "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
+        )
     p.add_argument(
         "--store",
         help="results store: a SQLite path or a database URL "
@@ -362,6 +378,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=1,
         help="parallel trials for the process executor "
         "(ray: CPUs of the local Ray instance it starts when no --ray-address is given)",
+    )
+    p.add_argument(
+        "--trials-per-worker",
+        type=int,
+        metavar="N",
+        help="with --executor process or ray: trials a worker process runs before it is "
+        "replaced (default 1: a fresh process per trial; more saves the start-up of each)",
     )
     p.add_argument(
         "--ray-address",
@@ -378,14 +401,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         type=float,
         help="with --executor ray: GPUs each trial asks for (default 0)",
     )
-    p.add_argument(
-        "--budget-scale",
-        type=_budget_scales,
-        default=[1.0],
-        metavar="SCALES",
-        help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
-        "(a ladder; finished scales are skipped; default 1)",
-    )
+    if trials:
+        p.add_argument(
+            "--budget-scale",
+            type=_budget_scales,
+            default=[1.0],
+            metavar="SCALES",
+            help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
+            "(a ladder; finished scales are skipped; default 1)",
+        )
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
     p.add_argument(
         "--trial-timeout",
@@ -394,6 +418,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
         "and stored FAILED (default: the task's, see docs/scaling.md)",
     )
+    if not trials:
+        return
     p.add_argument(
         "--out",
         metavar="FILE",
