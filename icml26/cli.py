@@ -360,7 +360,11 @@ def _trial_timeout(text: str) -> float:
     return value
 
 
-def _add_run_options(p: argparse.ArgumentParser, trials: bool = True) -> None:
+def _add_run_options(
+    p: argparse.ArgumentParser,
+    trials: bool = True,
+    store_default: str = "$ICML26_STORE or results/icml26.db",
+) -> None:
     """The executor and store options; with ``trials`` also --seeds, --budget-scale, --out."""
     if trials:
         p.add_argument(
@@ -368,8 +372,7 @@ def _add_run_options(p: argparse.ArgumentParser, trials: bool = True) -> None:
         )
     p.add_argument(
         "--store",
-        help="results store: a SQLite path or a database URL "
-        "(default: $ICML26_STORE or results/icml26.db)",
+        help=f"results store: a SQLite path or a database URL (default: {store_default})",
     )
     p.add_argument("--executor", default="local", help="local (default), process or ray")
     p.add_argument(

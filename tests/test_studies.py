@@ -273,6 +273,32 @@ def test_the_summary_block_is_json_in_an_html_comment() -> None:
     assert block.startswith("<!-- icml26-summary\n") and block.endswith("\n-->")
     parsed = json.loads(block.split("\n", 1)[1].rsplit("\n", 1)[0])
     assert set(parsed) == {"family", "bullet"}
+    with_paper = dataclasses.replace(STUDY, paper="A Paper", methods=("point-pd",))
+    parsed = report.read_summary(report.summary_block(with_paper, ev))
+    assert parsed == {
+        "family": "tutorial",
+        "paper": "A Paper",
+        "methods": ["point-pd"],
+        "bullet": parsed["bullet"],
+    }
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["tutorial", "markov_games", "spatial_causal"])
+def test_a_committed_study_page_holds_every_number_of_its_bullet(name: str) -> None:
+    """The README generator quotes the bullet; each of its numbers must stand on the page."""
+    import re
+
+    text = (ROOT / get_study(name).page).read_text()
+    summary = report.read_summary(text)
+    assert summary is not None and summary["family"] == get_study(name).family
+    body = text[text.index("-->") + 3 :]
+    number = re.compile(r"\d+(?:[.,]\d+)*")
+    bullet = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", " ", summary["bullet"]))
+    missing = set(number.findall(bullet)) - set(number.findall(body))
+    assert not missing, f"{name}: the bullet quotes {sorted(missing)}, not on the page"
 
 
 def test_the_tutorial_study_is_declared() -> None:

@@ -7,7 +7,8 @@ A page is built only from stored :class:`~icml26.protocol.TrialResult` s (a stud
 committed archive) and the study's declaration, so the same inputs give the same page:
 
 1. a machine-readable summary block for the README generator:
-   ``<!-- icml26-summary\\n{"family": ..., "bullet": ...}\\n-->``;
+   ``<!-- icml26-summary\\n{"family": ..., "paper": ..., "methods": [...], "bullet": ...}\\n-->``
+   (``paper`` and ``methods`` only when the study declares them);
 2. the title and the provenance taken from the results (commits, dates, package versions,
    trial counts, compute), and how to regenerate the page;
 3. the claims with their estimates, intervals, Holm-adjusted p-values, the plateau of every
@@ -298,7 +299,13 @@ def summary_block(study: Study, ev: Evaluation) -> str:
             f"reproduced, {values['n_not_reproduced']} not, {values['n_undecided']} undecided at "
             f"this budget, {values['n_untestable']} untestable here. {values['link']}"
         )
-    blob = json.dumps({"family": study.family, "bullet": bullet}, ensure_ascii=False)
+    summary: dict[str, Any] = {"family": study.family}
+    if study.paper:
+        summary["paper"] = study.paper
+    if study.methods:
+        summary["methods"] = list(study.methods)
+    summary["bullet"] = bullet
+    blob = json.dumps(summary, ensure_ascii=False)
     return f"{SUMMARY_OPEN}\n{blob}\n-->"
 
 
@@ -334,6 +341,8 @@ def render(
         lines += [study.intro.strip(), ""]
     lines += _claims_section(ev)
     lines += study.sections(data, ev) if study.sections is not None else _default_tables(data)
+    if lines[-1] != "":  # a study's own sections may end on a table row
+        lines.append("")
     lines += _ladder_section(data, ev)
     if figdir is not None:
         figs: list[tuple[str, str]] = []

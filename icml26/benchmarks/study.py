@@ -255,7 +255,9 @@ class Study:
     """A results page as a declaration (see the module docstring).
 
     ``bullet`` is the README summary, a ``str.format`` template over :meth:`Evaluation.values`
-    (or a function of the evaluation). ``sections(data, evaluation) -> list[str]`` and
+    (or a function of the evaluation); every number in it must also stand on the page (the
+    README generator checks). ``paper`` (its short name) and ``methods`` (the agents that are
+    the paper's method) go into the summary block beside it when given. ``sections(data, evaluation) -> list[str]`` and
     ``figures(data, evaluation, folder) -> list[(title, file name)]`` add the page's own
     markdown and figures to what the shared generator writes.
     """
@@ -273,6 +275,8 @@ class Study:
     claims: tuple[Claim, ...] = ()
     intro: str = ""
     bullet: str | Callable[[Evaluation], str] = ""
+    paper: str = ""
+    methods: tuple[str, ...] = ()
     sections: Callable[[StudyData, Evaluation], list[str]] | None = None
     figures: Callable[[StudyData, Evaluation, Path], list[tuple[str, str]]] | None = None
     plots: tuple[str, ...] = ("ladder", "curves", "profile")
@@ -282,7 +286,7 @@ class Study:
     alpha: float = 0.05
 
     def __post_init__(self) -> None:
-        for name in ("blocks", "arms", "seeds", "claims"):
+        for name in ("blocks", "arms", "seeds", "claims", "methods"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         ladder = tuple(sorted({check_budget_scale(s) for s in self.ladder}))
         object.__setattr__(self, "ladder", ladder)

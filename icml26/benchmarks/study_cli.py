@@ -146,7 +146,7 @@ def add_parser(sub: Any) -> None:
     q = ssub.add_parser("run", help="run a study's trials into its store (resumes)")
     q.add_argument("name", help="study name (see `icml26 study list`)")
     agent_options(q)
-    _add_run_options(q, trials=False)
+    _add_run_options(q, trials=False, store_default="results/studies/<name>.db")
     q.set_defaults(func=cmd_run)
 
     q = ssub.add_parser("report", help="write a study's page from its store or archive")
