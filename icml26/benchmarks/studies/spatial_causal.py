@@ -792,11 +792,19 @@ def _bullet(ev: Evaluation) -> str:
         (float(c.claim.at), c) for c in ev.claims if c.claim.id.startswith("beats-null-spillover-")
     )
     if spill:
-        wins = [g for g, c in spill if c.verdict == "reproduced"]
+        # the smallest size from which every interval lies on the deconfounder's side
+        above = [g for i, (g, _) in enumerate(spill) if all(c.low > 0 for _, c in spill[i:])]
+        verdicts = sorted({c.verdict for _, c in spill})
         null.append(
             "along the spillover axis "
-            + ", ".join(f"{g:g}: {iv(c.claim.id)}" for g, c in spill)
-            + (f" (better than the null from spillover {min(wins):g} on)" if wins else "")
+            + ", ".join(
+                f"{g:g}: {fmt_iv(c.estimate, c.low, c.high, 3, signed=True)}" for g, c in spill
+            )
+            + (f" (interval above zero from spillover {above[0]:g} on" if above else " (")
+            + ("; " if above else "")
+            + ("all " if len(verdicts) == 1 else "")
+            + ", ".join(verdicts)
+            + ")"
         )
     if "beats-null-rgg" in by:
         null.append(f"on a random geometric graph {iv('beats-null-rgg')}")
