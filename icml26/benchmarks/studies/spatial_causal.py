@@ -162,7 +162,7 @@ BLOCKS = tuple(
     ),
 )
 DECONF = "spatial-deconfounder-splus"
-CLAIMS = (
+CLAIMS: tuple[Compare | Untestable, ...] = (
     Compare(
         "beats-spatialplus-grid",
         "The substitute confounder improves on Spatial+ alone (grid-r1): the paper's relative claim",

@@ -132,14 +132,14 @@ class StochasticVIEnv(gym.Env):
             if self.paired
             else ([1.0], [float(self.max_batch)])
         )
+        self._action_dim = points * d + len(tail_lo)
         self.action_space = spaces.Box(
             np.concatenate([np.full(points * d, -r), tail_lo]),
             np.concatenate([np.full(points * d, r), tail_hi]),
             dtype=np.float64,
         )
-        self.observation_space = spaces.Box(
-            -np.inf, np.inf, shape=((2 if self.paired else 1) * d,), dtype=np.float64
-        )
+        self._obs_shape: tuple[int, ...] = ((2 if self.paired else 1) * d,)
+        self.observation_space = spaces.Box(-np.inf, np.inf, self._obs_shape, dtype=np.float64)
         self._calls = 0
         self._done = True
         self._started = False
@@ -168,7 +168,7 @@ class StochasticVIEnv(gym.Env):
         }
         if self.paired:
             info["paired"] = True
-        return np.zeros(self.observation_space.shape), info
+        return np.zeros(self._obs_shape), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._started:
@@ -194,7 +194,7 @@ class StochasticVIEnv(gym.Env):
             sample = np.concatenate(pair)
             self._calls += 2 * batch
         else:  # one call left cannot buy a same-sample pair: the episode ends unserved
-            batch, sample = 0, np.zeros(self.observation_space.shape)
+            batch, sample = 0, np.zeros(self._obs_shape)
             self._calls = self.oracle_budget
         z = p.project(iterate)
         res = p.residual(z)
@@ -238,7 +238,7 @@ class StochasticVIEnv(gym.Env):
     def _check_action(self, action: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, int]:
         """``(query, partner or None, iterate, batch)`` of a valid action (else a clear error)."""
         d = self.problem.dim
-        n = self.action_space.shape[0]
+        n = self._action_dim
         layout = (
             f"[query ({d}), partner ({d}), iterate ({d}), batch, paired]"
             if self.paired
