@@ -547,13 +547,13 @@ def _final_tables(data: dict[str, Any]) -> list[str]:
         ]
         for m in METHODS:
             row = [m]
-            budget = None
+            budgets: list[int] = []
             for p in probs:
                 cs = [c for c in cells if c["problem"] == p and c["method"] == m]
                 if not cs:
                     row.append("")
                     continue
-                budget = cs[0]["spec"]["budget"]
+                budgets.append(cs[0]["spec"]["budget"])
                 div = sum(sum(c["diverged"]) for c in cs)
                 n = sum(len(c["diverged"]) for c in cs)
                 means = [
@@ -574,9 +574,10 @@ def _final_tables(data: dict[str, Any]) -> list[str]:
                 if len(cs) < data["instances"]:  # --partial
                     txt += f" ({len(cs)} of {data['instances']} instances)"
                 row.append(txt)
-            if budget is None:  # --partial: no run of this method yet
+            if not budgets:  # --partial: no run of this method yet
                 continue
-            lines.append(f"| {row[0]} | {budget:.0e} | " + " | ".join(row[1:]) + " |")
+            shown = " / ".join(f"{b:.0e}" for b in dict.fromkeys(budgets))  # per problem if unequal
+            lines.append(f"| {row[0]} | {shown} | " + " | ".join(row[1:]) + " |")
         start = {p: np.mean([c["start"] for c in cells if c["problem"] == p]) for p in probs}
         lines += [
             "",
