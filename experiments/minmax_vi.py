@@ -424,7 +424,14 @@ def render(data: dict[str, Any], prov: dict[str, Any]) -> str:
     exps = data["exponents"]
     lines = [
         "<!-- icml26-summary",
-        json.dumps({"family": "minmax_vi", "bullet": data["bullet"]}),
+        json.dumps(
+            {
+                "family": "minmax_vi",
+                "paper": "stochastic VIs without bounded variance",
+                "methods": ["vi-fbf", "vi-km-mlmc", "vi-km-mlmc-wide", "vi-halpern-vr"],
+                "bullet": data["bullet"],
+            }
+        ),
         "-->",
         "# Stochastic min-max / VI (Alacaoglu and Kim, ICML 2026): results",
         "",
