@@ -24,7 +24,16 @@ import numpy as np
 
 from icml26.benchmarks import get_task
 from icml26.benchmarks.report import fmt_iv
-from icml26.benchmarks.study import Arm, Block, Compare, Evaluation, Study, StudyData, Untestable
+from icml26.benchmarks.study import (
+    Arm,
+    Block,
+    Compare,
+    Evaluation,
+    Study,
+    StudyData,
+    Sweep,
+    Untestable,
+)
 
 __all__ = ["SPATIAL_CAUSAL", "STUDIES"]
 
@@ -79,6 +88,11 @@ SWEEP: dict[str, dict[str, Any]] = {
     "ls16": {"length_scale": 16.0},
 }
 MAIN = ("grid-r1", "grid-r2", "holes-r1", "rgg-r1")
+# issue 40: the spillover size (the simulator's gamma in 0.5 s(e); grid-r1 has 0.5). The null's
+# error is |SE| / sd(Y), which grows with gamma; the deconfounder's is a confounding bias that
+# does not, so somewhere along this axis the deconfounder must start to beat the null.
+SPILLOVER = Sweep("spillover", "env_kwargs.spillover_effect", (0.25, 0.5, 1.0, 2.0, 4.0))
+SPILL_BLOCK = "grid-r1-spillover"
 STRESS = (
     "stress-nonlocal",
     "stress-confmod",
@@ -95,7 +109,7 @@ STRESS = (
 # they run on a ladder over their epochs; every other estimator fits in closed form or to
 # convergence (exact: no learning budget)
 TRAINED = {"spatial-deconfounder", "spatial-deconfounder-splus"}
-LADDER_BLOCKS = {"grid-r1", "rgg-r1"}
+LADDER_BLOCKS = {"grid-r1", "rgg-r1", SPILL_BLOCK}
 
 
 def _arm(name: str, block: str) -> Arm:
@@ -137,9 +151,35 @@ BLOCKS = tuple(
         ladder=name in LADDER_BLOCKS,
     )
     for name, (task, kw, agents) in configurations().items()
+) + (
+    Block(
+        "spatial_causal/grid-r1",
+        label=SPILL_BLOCK,
+        overrides={"eval_episodes": 1},
+        sweep=SPILLOVER,
+        arms=tuple(_arm(a, SPILL_BLOCK) for a in SWEEP_AGENTS),
+        ladder=True,
+    ),
 )
 DECONF = "spatial-deconfounder-splus"
-CLAIMS = (
+CLAIMS: tuple[Compare | Untestable, ...] = (
+    Compare(
+        "beats-spatialplus-grid",
+        "The substitute confounder improves on Spatial+ alone (grid-r1): the paper's relative claim",
+        a=DECONF,
+        b="sc-spatialplus",
+        block="grid-r1",
+        metric="spillover_error",
+    ),
+    Compare(
+        "beats-exposure-grid",
+        "The Spatial Deconfounder beats exposure-mapping OLS, the estimator that ignores the "
+        "confounder (grid-r1)",
+        a=DECONF,
+        b="sc-ols-exposure",
+        block="grid-r1",
+        metric="spillover_error",
+    ),
     Compare(
         "beats-null-grid",
         "The Spatial Deconfounder (Spatial+ head) estimates the spillover effect better than "
@@ -157,13 +197,18 @@ CLAIMS = (
         block="rgg-r1",
         metric="spillover_error",
     ),
-    Compare(
-        "beats-spatialplus-grid",
-        "The substitute confounder improves on Spatial+ alone (grid-r1)",
-        a=DECONF,
-        b="sc-spatialplus",
-        block="grid-r1",
-        metric="spillover_error",
+    *(
+        Compare(
+            f"beats-null-spillover-{g:g}",
+            f"... against the null at spillover size {g:g} (grid-r1 otherwise; the simulator's is 0.5)",
+            a=DECONF,
+            b=NULL,
+            block=SPILL_BLOCK,
+            metric="spillover_error",
+            at=g,
+        )
+        for g in SPILLOVER.values
+        if g != 0.5
     ),
     Untestable(
         "se-0.10",
@@ -179,12 +224,14 @@ def records(data: StudyData) -> list[dict[str, Any]]:
     """One record per (configuration, seed, agent) as the page's tables read them, plus one
     ``_data`` record per (configuration, seed) with the proxies' R^2 (from the null's trial)."""
     rows: list[dict[str, Any]] = []
-    for b in data.study.blocks:
+    places = [(blk, pt) for blk in data.study.blocks for pt in data.points(blk.name)]
+    for b, point in places:
+        config = b.name if point is None else spill_config(point)
         for arm in data.arms(b.name):
-            for seed, r in sorted(data.trials(b.name, arm).items()):
+            for seed, r in sorted(data.trials(b.name, arm, point).items()):
                 ep = r.extra["episodes"][0]
                 rec = {
-                    "config": b.name,
+                    "config": config,
                     "seed": seed,
                     "agent": arm,
                     "cpu_s": ep["act_cpu_s"],
@@ -213,7 +260,7 @@ def records(data: StudyData) -> list[dict[str, Any]]:
                         k: v for k, v in ep.items() if k.startswith(("smoothness", "confounding"))
                     }
                     rows.append(
-                        {"config": b.name, "seed": seed, "agent": "_data", **proxies, **smooth}
+                        {"config": config, "seed": seed, "agent": "_data", **proxies, **smooth}
                     )
     for p, r in data.failed:
         last = (r.traceback or "").strip().splitlines()[-1:] or [""]
@@ -224,9 +271,17 @@ def records(data: StudyData) -> list[dict[str, Any]]:
     return rows
 
 
+def spill_config(g: float) -> str:
+    """The page's name of the spillover sweep's cell at spillover size ``g``."""
+    return f"{SPILL_BLOCK}@{g:g}"
+
+
 def sections(data: StudyData, ev: Evaluation) -> list[str]:
     """The page's tables, from the stored trials; the notes block of the page is kept."""
     configs = {name: (kw, agents) for name, (_t, kw, agents) in configurations().items()}
+    configs.update(
+        {spill_config(g): ({"spillover_effect": g}, SWEEP_AGENTS) for g in SPILLOVER.values}
+    )
     return report(records(data), configs, len(data.study.seeds), stress=True).splitlines()
 
 
@@ -253,6 +308,35 @@ def label(agent: str) -> str:
     if agent == "sc-oracle":
         return "sc-oracle (sees U; reference, not ranked)"
     return agent
+
+
+EXPOSURE = "sc-ols-exposure"
+
+
+def bias_share(
+    cell: dict[str, dict[int, dict[str, Any]]], agent: str
+) -> tuple[float, float, float] | None:
+    """The agent's mean SE bias as a share of exposure-mapping OLS's mean SE bias on the same
+    data sets (exposure OLS ignores the confounder: its bias is the confounding bias a method
+    has to remove), with a percentile bootstrap interval over data sets; None without pairs."""
+    from icml26.stats import bootstrap_ci
+
+    if agent not in cell or EXPOSURE not in cell:
+        return None
+    seeds = sorted(set(cell[agent]) & set(cell[EXPOSURE]))
+    if len(seeds) < 2:
+        return None
+    m = np.array(
+        [[cell[agent][s]["spillover_bias"], cell[EXPOSURE][s]["spillover_bias"]] for s in seeds]
+    )
+    if abs(m[:, 1].mean()) == 0:
+        return None
+    iv = bootstrap_ci(m, lambda x: float(x[:, 0].mean() / x[:, 1].mean()), seed=0)
+    return iv.estimate, iv.low, iv.high
+
+
+def _share(v: tuple[float, float, float] | None) -> str:
+    return "-" if v is None else f"{100 * v[0]:.0f}% [{100 * v[1]:.0f}, {100 * v[2]:.0f}]"
 
 
 def agent_table(cell: dict[str, dict[int, dict[str, Any]]], title: str) -> list[str]:
@@ -292,8 +376,9 @@ def agent_table(cell: dict[str, dict[int, dict[str, Any]]], title: str) -> list[
         "differences agent - null over the same data sets with a paired BCa interval and the exact "
         "sign-flip p, Holm-adjusted over the agents of this table)",
         "",
-        "| agent | SE error | SE - null [CI] (Holm p) | SE bias | DE error | DE - null [CI] (Holm p) | ERF error (5 pts) | R^2(U given Z) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| agent | SE error | SE - null [CI] (Holm p) | SE bias | SE bias / exposure-OLS SE bias | "
+        "DE error | DE - null [CI] (Holm p) | ERF error (5 pts) | R^2(U given Z) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for a in agents_:
         rs = [cell[a][s] for s in sorted(cell[a])]
@@ -308,13 +393,12 @@ def agent_table(cell: dict[str, dict[int, dict[str, Any]]], title: str) -> list[
             de_d = f"{fmt(tde)} ({adj_de[a]:.3g})"
         else:
             se_d = de_d = "-"
+        share = "-" if a in (EXPOSURE, "sc-oracle") else _share(bias_share(cell, a))
+        erf_txt = fmt(mean_ci(erf, seed=0)) if len(erf) > 1 else "-"
         lines.append(
             f"| {label(a)} | {fmt(mean_ci(se, seed=0))} | {se_d} | {fmt(mean_ci(sb, seed=0))} | "
-            f"{fmt(mean_ci(de, seed=0))} | {de_d} | {fmt(mean_ci(erf, seed=0)) if len(erf) > 1 else '-'} | "
-            f"{np.mean(r2):.2f} |"
-            if r2
-            else f"| {label(a)} | {fmt(mean_ci(se, seed=0))} | {se_d} | {fmt(mean_ci(sb, seed=0))} | "
-            f"{fmt(mean_ci(de, seed=0))} | {de_d} | {fmt(mean_ci(erf, seed=0)) if len(erf) > 1 else '-'} | - |"
+            f"{share} | {fmt(mean_ci(de, seed=0))} | {de_d} | {erf_txt} | "
+            f"{f'{np.mean(r2):.2f}' if r2 else '-'} |"
         )
     return lines + [""]
 
@@ -428,6 +512,102 @@ def regime_table(cells: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]
     return lines + [""], rows
 
 
+def spillover_table(cells: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The spillover axis: per spillover size, the null's and the deconfounder's SE errors, their
+    paired difference (Holm over the sizes), the deconfounder's bias in units of Y and as a share
+    of exposure OLS's, and the crossover where the deconfounder starts to beat the null."""
+    from icml26.stats import holm, mean_ci, paired_test
+
+    rows = []
+    for g in SPILLOVER.values:
+        cell = cells.get(spill_config(g))
+        if not cell or DECONF not in cell or NULL not in cell:
+            continue
+        seeds = sorted(set(cell[DECONF]) & set(cell[NULL]))
+        if len(seeds) < 2:
+            continue
+        se = {
+            a: np.array([cell[a][s]["spillover_error"] for s in seeds])
+            for a in (NULL, DECONF, "sc-spatialplus", EXPOSURE, "sc-oracle")
+            if a in cell and all(s in cell[a] for s in seeds)
+        }
+        bias_y = np.array(
+            [cell[DECONF][s]["spillover_bias"] * cell[DECONF][s]["sd_y"] for s in seeds]
+        )
+        rows.append(
+            {
+                "g": g,
+                "n": len(seeds),
+                "se": se,
+                "truth_y": float(np.mean([cell[NULL][s]["truth_spillover"] for s in seeds])),
+                "bias_y": mean_ci(bias_y, seed=0),
+                "share": bias_share(cell, DECONF),
+                "vs_null": paired_test(se[DECONF], se[NULL], seed=0),
+                "vs_splus": paired_test(se[DECONF], se["sc-spatialplus"], seed=0)
+                if "sc-spatialplus" in se
+                else None,
+            }
+        )
+    if not rows:
+        return ["(the spillover sweep has not run yet)", ""], {}
+    for r, p in zip(rows, holm([r["vs_null"].p_value for r in rows])):
+        r["p_null"] = float(p)
+    lines = [
+        "| spillover size (grid-r1: 0.5) | n | true SE (units of Y) | null SE err (= \\|SE\\| / sd(Y)) | "
+        "deconfounder SE err | deconf - null [CI] (Holm p) | deconf SE bias, units of Y | "
+        "deconf bias / exposure-OLS bias | deconf - Spatial+ [CI] | oracle SE err | verdict |",
+        "|" + "---|" * 11,
+    ]
+    for r in rows:
+        d = r["vs_null"]
+        if r["p_null"] <= 0.05:
+            verdict = "deconfounder beats the null" if d.diff < 0 else "null beats the deconfounder"
+        else:
+            verdict = f"no detectable difference at n = {r['n']}"
+        r["verdict"] = verdict
+        sp = r["vs_splus"]
+        lines.append(
+            f"| {r['g']:g} | {r['n']} | {r['truth_y']:.3f} | {fmt(mean_ci(r['se'][NULL], seed=0))} | "
+            f"{fmt(mean_ci(r['se'][DECONF], seed=0))} | {fmt(d)} ({r['p_null']:.3g}) | "
+            f"{fmt(r['bias_y'])} | {_share(r['share'])} | {fmt(sp) if sp is not None else '-'} | "
+            f"{np.mean(r['se']['sc-oracle']) if 'sc-oracle' in r['se'] else float('nan'):.3f} | "
+            f"{verdict} |"
+        )
+    cross = crossover(rows)
+    lines += ["", cross["text"], ""]
+    return lines, {"rows": rows, **cross}
+
+
+def crossover(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the deconfounder starts to beat the null along the spillover axis: the smallest size
+    with a significant paired difference in its favour (Holm over the sizes), and the size where
+    the mean difference crosses zero (linear in log size between the two sizes around it)."""
+    sig = [r["g"] for r in rows if r["p_null"] <= 0.05 and r["vs_null"].diff < 0]
+    zero = None
+    for a, b in zip(rows, rows[1:]):
+        da, db = a["vs_null"].diff, b["vs_null"].diff
+        if da > 0 >= db:
+            t = da / (da - db)
+            zero = float(np.exp(np.log(a["g"]) + t * (np.log(b["g"]) - np.log(a["g"]))))
+            break
+    if rows and rows[0]["vs_null"].diff <= 0:
+        zero = rows[0]["g"]  # already below at the smallest size
+    text = (
+        f"**Crossover:** the mean paired difference deconfounder - null changes sign at spillover "
+        f"size {zero:.2g} (log-linear between the swept sizes)"
+        if zero is not None
+        else "**Crossover:** the mean paired difference deconfounder - null does not change sign "
+        "over the swept sizes " + ", ".join(f"{r['g']:g}" for r in rows)
+    )
+    text += (
+        f"; the deconfounder is significantly better than the null (Holm p <= 0.05) from spillover "
+        f"size {min(sig):g} on ({', '.join(f'{g:g}' for g in sig)})."
+        if sig
+        else "; at no swept size is it significantly better than the null."
+    )
+    return {"zero": zero, "significant": sig, "text": text}
+
+
 def claim_section(cells: dict[str, Any], regime_rows: list[dict[str, Any]]) -> list[str]:
     """The paper's ~0.10 spillover error for CVAE + Spatial+ head (local confounding, radius 1)."""
     from icml26.stats import mean_ci
@@ -532,6 +712,20 @@ def report(
         "",
     ]
     out += reg_lines
+    spill_lines, _ = spillover_table(cells)
+    out += [
+        "## The spillover axis: where the deconfounder starts to beat the null",
+        "",
+        "grid-r1 with the spillover coefficient gamma of `mu = ... + gamma s(e)` set to each size (the "
+        "simulator's is 0.5), 10 data sets per size, same seeds. The null answers SE = 0, so its error "
+        "is the true SE over sd(Y) and grows with gamma; the deconfounder's error is the confounding "
+        "bias it leaves, which does not. Its bias is shown in units of Y and as a share of the bias of "
+        "exposure-mapping OLS (the estimator that ignores the confounder) on the same data sets "
+        "(percentile bootstrap over data sets). The deconfounder runs on its epoch ladder (200, 400) at "
+        "every size. Holm over the sizes.",
+        "",
+    ]
+    out += spill_lines
     out += claim_section(cells, reg_rows)
     out += [
         "## Reference deconfounder: beta chosen by the predictive check",
@@ -569,26 +763,55 @@ INTRO = (
 )
 
 
-def _side(c: Any) -> str:
-    """How arm a stands to arm b by the paired interval (positive = a better)."""
-    return "better than" if c.low > 0 else "worse than" if c.high < 0 else "level with"
-
-
 def _bullet(ev: Evaluation) -> str:
+    """The README line: the paper's relative claim with its test first, the null next to it."""
     by = {c.claim.id: c for c in ev.claims}
-    g, r = by["beats-null-grid"], by["beats-null-rgg"]
 
-    def iv(c: Any) -> str:  # as the claims table prints it
-        return fmt_iv(c.estimate, c.low, c.high, 3, signed=True)
+    def iv(cid: str) -> str:
+        c = by[cid]
+        return f"{fmt_iv(c.estimate, c.low, c.high, 3, signed=True)}, {c.verdict}"
 
-    return (
-        "**spatial_causal** (Spatial Deconfounder, SpaCE-style spatial confounding with "
-        "interference, 10 data sets): on the spillover effect the deconfounder with the paper's "
-        f"Spatial+ head is {_side(g)} answering SE = 0 on the grid ({iv(g)}, {g.verdict}) and "
-        f"{_side(r)} it on a random geometric graph ({iv(r)}, {r.verdict}); paired error "
-        "differences, positive = better. The paper's ~0.10 on PM2.5 data is untestable here. "
-        "[results](docs/results/spatial_causal.md)"
+    parts = [
+        "**spatial_causal** (Spatial Deconfounder, SpaCE-style confounding with interference):"
+    ]
+    if "beats-spatialplus-grid" in by:
+        parts.append(
+            "on the grid its spillover error is lower than Spatial+'s (the paper's relative claim; "
+            f"paired difference, positive = better: {iv('beats-spatialplus-grid')})"
+        )
+    if "beats-exposure-grid" in by:
+        parts.append(f"and than exposure-mapping OLS's ({iv('beats-exposure-grid')});")
+    null = (
+        [
+            f"against the null answer SE = 0 at the simulator's spillover 0.5: {iv('beats-null-grid')}"
+        ]
+        if "beats-null-grid" in by
+        else []
     )
+    spill = sorted(
+        (float(c.claim.at), c) for c in ev.claims if c.claim.id.startswith("beats-null-spillover-")
+    )
+    if spill:
+        # the smallest size from which every interval lies on the deconfounder's side
+        above = [g for i, (g, _) in enumerate(spill) if all(c.low > 0 for _, c in spill[i:])]
+        verdicts = sorted({c.verdict for _, c in spill})
+        null.append(
+            "along the spillover axis "
+            + ", ".join(
+                f"{g:g}: {fmt_iv(c.estimate, c.low, c.high, 3, signed=True)}" for g, c in spill
+            )
+            + (f" (interval above zero from spillover {above[0]:g} on" if above else " (")
+            + ("; " if above else "")
+            + ("all " if len(verdicts) == 1 else "")
+            + ", ".join(verdicts)
+            + ")"
+        )
+    if "beats-null-rgg" in by:
+        null.append(f"on a random geometric graph {iv('beats-null-rgg')}")
+    if null:
+        parts.append("; ".join(null) + ";")
+    parts.append("10 data sets per cell. [results](docs/results/spatial_causal.md)")
+    return " ".join(parts)
 
 
 def figures(data: StudyData, ev: Evaluation, folder: Path) -> list[tuple[str, str]]:
