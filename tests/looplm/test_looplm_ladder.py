@@ -46,8 +46,9 @@ def test_a_ladder_snapshot_is_the_trial_of_that_budget(agent: str) -> None:
     for k, v in long_agent.snapshots[3].items():
         assert torch.equal(v, short_agent.policy.model.state_dict()[k]), k
     # the final weights are the 6-step ones again after the snapshots were scored
-    assert long.extra["learn"]["steps"] == 6 and long.extra["eval"]["accuracy"] == (
-        long.metrics["accuracy"]
+    assert (
+        long.extra["learn"]["steps"] == 6
+        and long.extra["eval"]["accuracy"] == (long.metrics["accuracy"])
     )
     assert long.extra["learn"]["curves"]["reward"][:3] == short.extra["learn"]["curves"]["reward"]
 

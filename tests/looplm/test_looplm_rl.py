@@ -13,11 +13,11 @@ from icml26.agents.looplm.policy import LoopedPolicy
 from icml26.agents.looplm.rl import (
     LoopRLTrainer,
     RLConfig,
-    masked_mean,
     group_advantages,
     grpo_loss,
     k3_kl,
     loop_weights,
+    masked_mean,
     problem_source,
     rltt_loss,
 )
