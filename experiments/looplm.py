@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ("looplm/addition-2d-1block", "looplm/permutation-hops-8x3")
-AGENTS = (
-    "looplm-sft",
-    "looplm-grpo",
-    "looplm-rltt-uniform",
-    "looplm-rltt-progressive",
-    "looplm-rltt-exit-pdf",
-    "looplm-rltt-learned",
-    "looplm-reinforce",
-)
-RL_AGENTS = AGENTS[1:]
-VS_GRPO = tuple(a for a in RL_AGENTS if a != "looplm-grpo")
 AGENT_KW = {"progress": False, "eval_thresholds": [0.5]}
-LABEL = {
-    "looplm-sft": "warm start",
-    "looplm-grpo": "GRPO",
-    "looplm-reinforce": "REINFORCE",
-    "looplm-rltt-uniform": "RLTT uniform",
-    "looplm-rltt-progressive": "RLTT progressive",
-    "looplm-rltt-exit-pdf": "RLTT exit_pdf",
-    "looplm-rltt-learned": "RLTT learned",
-}
 BAND = (0.3, 0.7)
 
 
@@ -65,7 +46,9 @@ def _name(task: str) -> str:
 
 
 def _store(task: str) -> Path:
-    return ROOT / "results" / f"looplm-experiment-{_name(task)}.db"
+    import icml26.benchmarks as bm
+
+    return ROOT / "results" / f"looplm-experiment-{_name(task)}-v{bm.get_task(task).version}.db"
 
 
 def _json(kind: str, task: str) -> Path:
@@ -237,136 +220,736 @@ def depth(task_id: str, n: int = 1024) -> None:
         print(name, [round(float(np.mean(r)), 3) for r in out[name]])
 
 
-def run(task_id: str, seeds: tuple[int, ...], agents: tuple[str, ...]) -> None:
-    import torch
+# ------------------------------------------------------------------------------ the comparison
+HEADLINE = "looplm/permutation-hops-8x3"  # version 1: the RL configuration and budget of issue 35
+# the non-looped baseline: 4 distinct blocks, one pass, width chosen for the looped model's
+# parameter count (63,819 vs 62,337; d 32 with 4 heads would have 56,993)
+FLAT: dict[str, Any] = {"n_layers": 4, "n_loops": 1, "d_model": 34, "n_heads": 2}
+ARMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "warm start": ("looplm-sft", {}),
+    "GRPO": ("looplm-grpo", {}),
+    "RLTT uniform": ("looplm-rltt-uniform", {}),
+    "RLTT progressive": ("looplm-rltt-progressive", {}),
+    "RLTT exit_pdf": ("looplm-rltt-exit-pdf", {}),
+    "RLTT learned": ("looplm-rltt-learned", {}),
+    "REINFORCE": ("looplm-reinforce", {}),
+    "4-layer warm start": ("looplm-sft", FLAT),
+    "4-layer GRPO": ("looplm-grpo", FLAT),
+}
+RL_ARMS = ("GRPO", "RLTT uniform", "RLTT progressive", "RLTT exit_pdf", "RLTT learned", "REINFORCE")
+VS_GRPO = RL_ARMS[1:]
 
-    torch.set_num_threads(1)
+
+def _trial_specs(
+    task_id: str,
+    seeds: tuple[int, ...],
+    labels: tuple[str, ...],
+    device: str,
+    extra_kw: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Every (arm, seed) trial; ``device`` other than the CPU enters the agent kwargs (and so the
+    trial key: results of two devices never mix)."""
     import icml26.benchmarks as bm
-    from icml26.benchmarks.runner import execute_trial
-    from icml26.benchmarks.store import open_store
+    from icml26.benchmarks.trial import TrialSpec  # not via the runner: no sqlalchemy needed
 
-    _store(task_id).parent.mkdir(parents=True, exist_ok=True)
-    st = open_store(str(_store(task_id)))
-    specs = [
-        sp for seed in seeds for a in agents for sp in bm.trials_for(task_id, a, [seed], AGENT_KW)
+    t = bm.get_task(task_id)
+    kw = {**AGENT_KW, **({"device": device} if device != "cpu" else {}), **(extra_kw or {})}
+    return [
+        TrialSpec(t.id, t.version, ARMS[lab][0], {**kw, **ARMS[lab][1]}, int(seed))
+        for seed in seeds
+        for lab in labels
     ]
-    for sp in specs:
-        if sp.key in st.finished_keys():
-            continue
-        r = execute_trial(sp)
-        st.put(r)
-        acc = r.metrics.get("accuracy", float("nan")) if r.status == "FINISHED" else float("nan")
-        print(
-            f"{task_id} {sp.agent} seed {sp.seed}: {r.status} acc {acc:.3f} {r.wall_time_s:.0f}s",
-            flush=True,
-        )
-        if r.status != "FINISHED":
-            print(r.traceback, file=sys.stderr)
+
+
+def run(
+    task_id: str,
+    seeds: tuple[int, ...],
+    labels: tuple[str, ...],
+    device: str = "cpu",
+    workers: int = 1,
+    jsonl: str | None = None,
+    smoke: bool = False,
+) -> None:
+    """Run the trials not yet finished into the task's store, or (``jsonl``) append them as JSON
+    lines to that file: the machine then needs no results store (sqlalchemy), only torch, numpy,
+    scipy and gymnasium; ``import`` loads the file into the store. ``smoke``: every arm for 2 RL
+    steps on the first seed, nothing written; exits 1 if a trial fails."""
+    from icml26.benchmarks.executors import make_executor
+    from icml26.protocol import TrialResult
+
+    executor = "process" if workers > 1 else "local"
+    if smoke:
+        failed = 0
+        for r in make_executor(executor, workers=workers).run(
+            _trial_specs(task_id, seeds[:1], labels, device, {"rl_steps": 2})
+        ):
+            print(f"smoke {r.agent_name} {r.agent_kwargs}: {r.status} {r.wall_time_s:.1f}s")
+            if r.status != "FINISHED":
+                print(r.traceback, file=sys.stderr)
+                failed += 1
+        if failed:
+            sys.exit(1)
+        return
+    specs = _trial_specs(task_id, seeds, labels, device)
+    if jsonl is None:
+        from icml26.benchmarks.runner import run as run_trials
+
+        _store(task_id).parent.mkdir(parents=True, exist_ok=True)
+        run_trials(specs, store=str(_store(task_id)), executor=executor, workers=workers)
+        return
+    path = Path(jsonl)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            r = TrialResult.from_json(line)
+            if r.status == "FINISHED":
+                done.add(r.key)
+    todo = [s for s in specs if s.key not in done]
+    print(f"{len(todo)} trials to run ({len(specs) - len(todo)} already in {path})", flush=True)
+    with path.open("a") as f:
+        for r in make_executor(executor, workers=workers).run(todo):
+            f.write(r.to_json() + "\n")
+            f.flush()
+            acc = r.metrics.get("accuracy", float("nan"))
+            print(
+                f"{r.agent_name} {r.agent_kwargs.get('n_layers', '')} seed {r.seed}: {r.status} "
+                f"acc {acc:.3f} {r.wall_time_s:.0f}s",
+                flush=True,
+            )
+            if r.status != "FINISHED":
+                print(r.traceback, file=sys.stderr, flush=True)
+
+
+def import_jsonl(task_id: str, path: str) -> None:
+    """Load TrialResults written by ``run --jsonl`` into the task's store."""
+    from icml26.benchmarks.store import open_store
+    from icml26.protocol import TrialResult
+
+    st = open_store(str(_store(task_id)))
+    n = 0
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            st.put(TrialResult.from_json(line))
+            n += 1
+    print(f"{n} trials from {path} into {_store(task_id)}")
 
 
 # ------------------------------------------------------------------------------------------ report
-# Written after reading the tables below (the run of 2026-12-03); re-read them after a re-run.
-FINDINGS = """## Findings on `looplm/permutation-hops-8x3` (a task where depth matters)
+RAW = ROOT / "docs" / "results" / "figures" / "looplm_raw.json.xz"
+FIG = ROOT / "docs" / "results" / "figures"
+PLATEAU_TOL = 0.05  # relative: the studies layer's default (icml26.stats.plateau_test)
 
-* **Depth matters on `permutation-hops-8x3` (the issue's precondition holds at the calibrated
-  warm start).** On 1,024 held-out problems the calibrated warm start (2,000 steps) truncated at
-  loop 1 answers 0.205 [0.181, 0.231], at loops 2-4 0.574 / 0.580 / 0.578; a 1-loop model with the
-  same 62,337 parameters, trained the same 2,000 steps from the same seed and problem stream,
-  answers 0.194 [0.171, 0.220], chance level (about 1/5: the answer is never x or one of the two
-  intermediate letters). Exact McNemar, loop 4 vs the 1-loop model: p < 1e-70. The validation
-  curve below shows the same: loop 1 stays at 0.16-0.21 at every checkpoint while loops 2-4 rise
-  from 0.26-0.27 (1,500 steps) to 0.78-0.81 (2,500). Both checkpoints ship in
-  `icml26/agents/looplm/checkpoints` and `tests/looplm/test_looplm_depth.py` re-measures them (loop 4 >= loop 1 + 0.1, 1-loop model
-  >= 0.15 below the looped one, both McNemar p < 1e-3, warm start in the band).
-* **Caveat: the 1-loop model is slower, not unable.** Over only 8 letters one attention layer can
-  pack the whole permutation into its 64-dimensional output, and given three times the steps the
-  1-loop model starts to find that short cut: 0.17-0.22 through 2,500 steps, then 0.32 (4,000),
-  0.40 (5,000), 0.48 (6,000) on 512 validation problems (`looplm_depth_probe.py hops --size 8
-  --k 3 --loops 1 --steps 6000 --every 500`); the looped model was at 0.79 after 2,500 steps. The
-  gap the RL comparison relies on is the one at equal steps, measured above.
-* **Input injection.** The task's model adds the embedded prompt before every loop after the
-  first (`inject_input=True`, default off, so every earlier task and checkpoint is unchanged).
-  With it the 4-loop model left chance between 1,500 and 2,000 steps (probe: 0.18 / 0.60 / 0.66 /
-  0.63 per loop at 2,000 steps); loop 1 never learned the task, loops 2-4 did together.
-* **RLTT does not beat GRPO on this task at this scale (verdict), with one problem-level hint.**
-  From the shared warm start (final loop 0.586 [0.571, 0.600] on the seeds' test problems), RLTT
-  minus GRPO in final-loop accuracy over 10 paired seeds: uniform +0.007 [-0.004, +0.016],
-  progressive +0.011 [+0.003, +0.020], exit_pdf +0.002 [-0.008, +0.011], learned +0.008
-  [-0.005, +0.018]. No seed-level test survives Holm (smallest: progressive, p 0.059, Holm 0.29).
-  On the 2,560 (seed, problem) pairs, progressive is right where GRPO is wrong 62 times and the
-  reverse 33 times (McNemar p 0.004, Holm 0.019): a difference at the problem level only, which
-  the page's rule (both levels must agree) does not count, and about a fifth of the paper's
-  +5.8 points even taken at face value. The intervals exclude an RLTT advantage above +0.02.
-* **RL barely moves this model, which limits what the comparison can show.** 40 RL steps of 16
-  prompts x 8 completions lift GRPO by only +0.014 [-0.014, +0.035] over the warm start (seed p
-  0.32; McNemar 226 vs 191, p 0.10), and every other arm by +0.015 to +0.025; the training reward
-  (temperature 1) stays near 0.5, 27-30% of groups have no reward spread, and at lr 3e-4 with a
-  one-letter answer the PPO ratio leaves [0.8, 1.2] for 0.04% of GRPO's tokens, on 1-3 of its 40
-  steps (RLTT: 0-5 steps; the "clip frac" column; `test_grpo_clip_is_active_in_one_update_of_the_
-  task_configuration` checks that it acts on this task's first update). On `addition-2d-1block`
-  the same budget moved every arm by +0.2.
-* **More RL steps or a higher lr do not help here (probe, 2 seeds, 3 arms).** From the same warm
-  start (seed 0: 0.574, seed 1: 0.551 on the trials' test problems), final-loop accuracy after
-  40 / 80 / 120 / 160 steps at lr 3e-4: GRPO 0.645 / 0.621 / 0.621 / 0.637 and 0.551 / 0.566 /
-  0.543 / 0.555, RLTT progressive 0.648 / 0.617 / 0.633 / 0.617 and 0.570 / 0.555 / 0.539 /
-  0.551, RLTT exit_pdf 0.648 / 0.617 / 0.629 / 0.625 and 0.551 / 0.574 / 0.547 / 0.555 (the
-  40-step values repeat the trials'); at lr 1e-3 every arm ends near or below the warm start
-  (after 160 steps, seed 0: 0.55-0.58, seed 1: 0.52-0.54). `experiments/looplm_rl_budget_probe.py --steps 160 --lr {3e-4,1e-3} --seeds 0,1`,
-  run from commit bf6eb85 (an ancestor of the commit named above). So the small RL gain is not a
-  budget artefact: at this scale, RL with a 0/1 reward on a one-letter answer finds little to
-  correct in the looped model's composition errors, for GRPO and RLTT alike.
-* **No arm teaches loop 1 the task.** Loop-1 accuracy stays at chance (0.19-0.20) in every arm,
-  RLTT included (loop-1 difference to GRPO -0.007 to -0.001, all seed p >= 0.27): one block cannot
-  compose three look-ups, so trajectory-level credit has nothing to lift there; loops 2-4 move
-  together in every arm (loop 3: 0.589 -> 0.60-0.61).
-* **REINFORCE equals GRPO here** (+0.002 [-0.009, +0.018]; McNemar 130 vs 126) at two thirds of
-  its CPU per step (0.12 vs 0.18 s).
-* **Provenance.** The 70 trials and the `depth` check ran at commit 01f54fe (an ancestor of the
-  commit named above; the commits after it add only this page's text, a 4-decimal clip-fraction
-  column and the RL budget probe script).
-  `calibrate` ran on the uncommitted tree that became 01f54fe, twice (pick "last", then
-  "middle"), with identical curves; the checkpoint it chose is the one 01f54fe ships.
 
-## Findings on `looplm/addition-2d-1block` (the earlier run; a task that does not need depth)
+def _p(p: float) -> str:
+    return "<0.001" if p < 1e-3 else f"{p:.3f}"
 
-* **RLTT does not beat GRPO at this scale (verdict), and neither loses.** From one warm start
-  (final loop 0.666 on the seeds' test problems), 40 RL steps lift every arm to 0.87-0.89. RLTT
-  minus GRPO in final-loop accuracy over 10 paired seeds: uniform +0.001, progressive +0.002,
-  exit_pdf +0.010 [-0.013, +0.029], learned -0.002; every Holm-adjusted p is 1.000 at the seed
-  level, and on the 2,560 (seed, problem) pairs the discordant counts are nearly balanced
-  (exit_pdf 173 vs 147, McNemar p 0.16, Holm 0.65). The intervals exclude an advantage larger
-  than about +0.03 for any weighting, well below the paper's +5.8 points, at a scale (62k
-  parameters, 5,120 completions per run) far from the paper's 1.4B / 2.6B Ouro.
-* **RLTT does not lift the early loops either.** The trajectory-level credit is meant to improve
-  the intermediate loops, but loop-1 accuracy moves by -0.001 to +0.014 against GRPO (all seed p
-  >= 0.29) and stays at the warm start's 0.45 in every arm; RL improves loops 2-4 in all arms
-  alike (loop 2: 0.667 -> 0.75-0.78). exit_pdf shifts the exit distribution slightly to the last
-  loop (mean p_4 on greedy test tokens 0.41 vs 0.37 for GRPO and 0.33 for the warm start).
-* **GRPO as verl runs it.** With the old log-probabilities frozen after the rollout and 4
-  minibatch updates per batch, 2.5% of GRPO's tokens (2.0-2.1% of RLTT's per-loop ratios) leave
-  [0.8, 1.2] (tested: `tests/looplm/test_looplm_depth.py` and `test_looplm_ppo.py`); the warm start
-  in the band leaves 9% of groups with no reward spread (the earlier page: 60%).
-* **REINFORCE (one update per batch) is as good as the PPO loop here:** +0.018 [-0.009, +0.036]
-  against GRPO (seed p 0.17, Holm 0.84; McNemar 198 vs 152, p 0.016, Holm 0.08): a hint, not a
-  detected difference, and at a third less CPU per step (0.11 vs 0.16 s).
-* **Reproducible.** These trials ran at commit 337cb46 (10 seeds x 7 arms; their store is
-  re-read here, not re-run) and reproduced every accuracy, interval and test of the draft run
-  before it (uncommitted tree, commit 548a86a) exactly; only the CPU timings differ. The
-  calibration curve is that draft run's `calibrate` output; the `depth` check re-run from 337cb46
-  gave the same numbers.
 
-* **Depth: the looped model uses its loops here, but the task does not need them.** On
-  `addition-2d-1block` the calibrated warm start's own trajectory depends on depth: loop 1 answers
-  0.462 of 1,024 held-out problems, loops 2-4 0.673 / 0.702 / 0.677 (McNemar loop 4 vs loop 1
-  p < 0.001), and the table below shows the same on every seed after RL. But a 1-loop model with the
-  same 62k parameters trained the same 400 steps from the same seed reaches 0.992: one block
-  suffices for 2-digit addition (digits reversed, each output digit and its carry are local), and
-  the loop-1 deficit comes from the Ouro objective spreading the training signal over the loops,
-  not from a need for depth. So the issue's first requirement (a 1-loop model clearly worse than a
-  4-loop one at equal parameters) is **not** met by this task (re-measured from the snapshot
-  commit: the same 0.462 / 0.673 / 0.702 / 0.677 and 0.992).
+def _label_of(r: Any) -> str | None:
+    kw = {k: v for k, v in r.agent_kwargs.items() if k not in AGENT_KW and k != "device"}
+    for lab, (agent, akw) in ARMS.items():
+        if r.agent_name == agent and kw == akw:
+            return lab
+    return None
 
-## Depth tasks tried
+
+def _collect(device: str) -> dict[str, Any]:
+    """The finished trials of the headline task on ``device`` (from the store, else from the
+    committed archive), the sweep rows and the depth and calibration measurements."""
+    import lzma
+
+    import icml26.benchmarks as bm
+    from icml26.protocol import TrialResult
+
+    task = bm.get_task(HEADLINE)
+    raw: dict[str, Any] = {}
+    if _store(HEADLINE).exists():
+        from icml26.benchmarks.store import open_store
+
+        rows = [
+            r
+            for r in open_store(str(_store(HEADLINE))).results(task_id=HEADLINE, status="FINISHED")
+            if r.task_version == task.version
+        ]
+        raw["trials"] = [r.to_dict() for r in rows]
+        from looplm_rl_sweep import rows as sweep_rows
+
+        raw["sweep"] = sweep_rows()
+        for kind in ("depth", "calibration"):
+            path = _json(kind, HEADLINE)
+            raw[kind] = json.loads(path.read_text()) if path.exists() else None
+        RAW.write_bytes(lzma.compress(json.dumps(raw).encode()))
+    elif RAW.exists():
+        raw = json.loads(lzma.decompress(RAW.read_bytes()))
+    else:
+        raise SystemExit(f"no store {_store(HEADLINE)} and no archive {RAW}")
+    trials: dict[str, dict[int, Any]] = {lab: {} for lab in ARMS}
+    for d in raw["trials"]:
+        r = TrialResult.from_dict(d)
+        lab = _label_of(r)
+        if lab is not None and r.agent_kwargs.get("device", "cpu") == device:
+            trials[lab][r.seed] = r
+    return {
+        "task": task,
+        "trials": trials,
+        **{k: raw.get(k) for k in ("sweep", "depth", "calibration")},
+    }
+
+
+def _sweep_section(rows: list[dict[str, Any]], chosen: str) -> list[str]:
+    from looplm_rl_sweep import BASE, SWEEP
+
+    sweep = [r for r in rows if r["kind"] == "sweep"]
+    if not sweep:
+        return ["No sweep rows yet.", ""]
+    out = [
+        "| configuration | prompts x G / step | minibatches | PPO epochs | lr | KL beta | RL steps "
+        "| validation accuracy after 1/4, 1/2, 3/4, all of the prompts (mean of 3 seeds) "
+        "| gain over the warm start (per seed) | clip frac | CPU s / step |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in SWEEP:
+        rs = [r for r in sweep if r["name"] == name]
+        if not rs:
+            continue
+        c = {**BASE, **SWEEP[name]}
+        v = np.array([[p["val"] for p in r["points"]] for r in rs])
+        gains = v[:, -1] - v[:, 0]
+        mark = "**" if name == chosen else ""
+        out.append(
+            f"| {mark}{name}{mark} | {c['prompts_per_step']} x 8 | {c['minibatches']} | "
+            f"{c['updates_per_batch']} | {c['lr']:g} | {c['beta_kl']:g} | {rs[0]['steps']} | "
+            + " / ".join(f"{x:.3f}" for x in v[:, 1:].mean(0))
+            + f" | {gains.mean():+.3f} ({', '.join(f'{g:+.3f}' for g in gains)}) | "
+            f"{np.mean([np.mean(r['clip_frac']) for r in rs]):.4f} | "
+            f"{np.mean([r['cpu_seconds_per_step'] for r in rs]):.2f} |"
+        )
+    return out + [""]
+
+
+def _cpu_ladder_section(rows: list[dict[str, Any]]) -> list[str]:
+    lad: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["kind"] == "ladder":
+            lad.setdefault((r["name"], r["arm"]), []).append(r)
+    out: list[str] = []
+    for (name, arm), rs in sorted(lad.items()):
+        rs = sorted(rs, key=lambda r: r["seed"])
+        steps = [p["step"] for p in rs[0]["points"]]
+        t = np.array([[p["test"] for p in r["points"]] for r in rs])
+        v = np.array([[p["val"] for p in r["points"]] for r in rs])
+        out += [
+            f"`{arm}`, configuration `{name}`, seeds {', '.join(str(r['seed']) for r in rs)} "
+            f"(CPU): final-loop greedy accuracy after s RL steps.",
+            "",
+            "| RL steps s | " + " | ".join(str(x) for x in steps) + " |",
+            "|---|" + "---|" * len(steps),
+            "| held-out test (256 per seed), mean | "
+            + " | ".join(f"{x:.3f}" for x in t.mean(0))
+            + " |",
+            *(
+                f"| test, seed {r['seed']} | " + " | ".join(f"{x:.3f}" for x in t[i]) + " |"
+                for i, r in enumerate(rs)
+            ),
+            "| validation (1,024), mean | " + " | ".join(f"{x:.3f}" for x in v.mean(0)) + " |",
+            "",
+        ]
+    return out
+
+
+def _curve(trials: dict[int, Any], key: str) -> np.ndarray:
+    return np.array([trials[s].extra["learn"]["curves"][key] for s in sorted(trials)])
+
+
+@dataclass
+class Comparison:
+    """The finished trials of the arms present on every common seed, as score matrices."""
+
+    data: dict[str, dict[int, Any]]  # label -> seed -> TrialResult
+    labs: list[str]  # arms present on every seed below
+    seeds: list[int]
+    sc: dict[str, np.ndarray]  # label -> (seeds, problems) bool, final loop correct
+    acc: dict[str, np.ndarray]  # label -> (seeds,) final-loop accuracy
+    ev: dict[str, list[dict[str, Any]]]  # label -> per-seed extra["eval"]
+    rl_steps: int
+    ladder: list[float]
+
+
+def _comparison(c: dict[str, Any], device: str) -> tuple[list[str], dict[str, Any]]:
+    data = c["trials"]
+    ex = c["task"].budget.extra
+    if not data["warm start"] or not data["GRPO"]:
+        return ["No finished trials of the comparison yet.", ""], {}
+    seeds = sorted(set(data["warm start"]) & set(data["GRPO"]))
+    labs = [lab for lab in ARMS if data[lab] and set(seeds) <= set(data[lab])]
+    sc = {a: np.array([np.array(data[a][s].scores) == 1.0 for s in seeds]) for a in labs}
+    cmp = Comparison(
+        data=data,
+        labs=labs,
+        seeds=seeds,
+        sc=sc,
+        acc={a: sc[a].mean(1) for a in labs},
+        ev={a: [data[a][s].extra["eval"] for s in seeds] for a in labs},
+        rl_steps=int(ex["rl_steps"]),
+        ladder=list(ex.get("ladder", ())),
+    )
+    summary: dict[str, Any] = {"seeds": seeds, "device": device}
+    lines = _arm_table(cmp, device, summary)
+    lines += _vs_grpo(cmp, summary)
+    lines += _ladder_table(cmp, summary)
+    lines += _pairs(cmp, summary)
+    lines += _figures(cmp, c["task"].version)
+    return lines, summary
+
+
+def _arm_table(cmp: Comparison, device: str, summary: dict[str, Any]) -> list[str]:
+    from icml26.stats import mean_ci
+
+    seeds = cmp.seeds
+    lines = [
+        f"**Per arm.** {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}), "
+        f"{cmp.sc['GRPO'].shape[1]} held-out problems per seed, every looped arm from the same warm "
+        f"start, run on `{device}`. Greedy accuracy of the model truncated at each exit loop, mean "
+        "over seeds (final loop with a BCa 95% interval over seeds); training reward at temperature "
+        "1 over the first and last tenth of the steps; clip fraction and zero-spread groups averaged "
+        "over training; KL (k3, to the warm start, final loop) averaged over the last tenth.",
+        "",
+        "| arm | final-loop acc [95% CI] | loop 1 | loop 2 | loop 3 | loop 4 | pass@8 | "
+        "training reward (first / last tenth) | clip frac | zero-spread groups | KL (end) | "
+        "s / RL step |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    summary["acc"] = {}
+    for a in cmp.labs:
+        pl = np.array([e["per_loop_accuracy"] for e in cmp.ev[a]]).mean(0)
+        m, lo, hi = mean_ci(cmp.acc[a], seed=0)
+        summary["acc"][a] = (m, lo, hi, pl.tolist())
+        loops = " | ".join(f"{x:.3f}" for x in pl) + " | -" * (4 - len(pl))
+        if "curves" in cmp.data[a][seeds[0]].extra.get("learn", {}):
+            trials = {s: cmp.data[a][s] for s in seeds}
+            rew = _curve(trials, "reward")
+            k = max(1, rew.shape[1] // 10)
+            sps = np.mean([trials[s].extra["learn"]["seconds_per_step"] for s in seeds])
+            tail = (
+                f"{rew[:, :k].mean():.3f} / {rew[:, -k:].mean():.3f} | "
+                f"{_curve(trials, 'clip_frac').mean():.4f} | "
+                f"{_curve(trials, 'zero_spread_frac').mean():.2f} | "
+                f"{_curve(trials, 'kl')[:, -k:].mean():.4f} | {sps:.3f}"
+            )
+        else:
+            tail = "- | - | - | - | -"
+        lines.append(
+            f"| {a} | {m:.3f} [{lo:.3f}, {hi:.3f}] | {loops} | "
+            f"{np.mean([e['pass_at_8'] for e in cmp.ev[a]]):.3f} | {tail} |"
+        )
+    return lines
+
+
+def _vs_grpo(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
+    """RLTT and REINFORCE against GRPO: seed level and (seed, problem) level, Holm per family."""
+    from icml26.stats import holm, mcnemar_exact, paired_test
+
+    vs = [a for a in VS_GRPO if a in cmp.labs]
+    acc, sc = cmp.acc, cmp.sc
+    seed_res = {a: paired_test(acc[a], acc["GRPO"], seed=0) for a in vs}
+    mc = {a: mcnemar_exact(sc[a].ravel(), sc["GRPO"].ravel()) for a in vs}
+    l1 = {a: np.array([e["per_loop_accuracy"][0] for e in cmp.ev[a]]) for a in cmp.labs}
+    seed_l1 = {a: paired_test(l1[a], l1["GRPO"], seed=0) for a in vs}
+    h_seed = dict(zip(vs, holm([seed_res[a].p_value for a in vs])))
+    h_mc = dict(zip(vs, holm([mc[a] for a in vs])))
+    h_l1 = dict(zip(vs, holm([seed_l1[a].p_value for a in vs])))
+    n = len(cmp.seeds)
+    lines = [
+        "",
+        "**Against GRPO.** Final-loop accuracy. Seed level: mean of the per-seed differences with a "
+        f"paired BCa bootstrap 95% interval and the exact sign-flip p over {n} seeds. Problem "
+        f"level: exact McNemar over the {sc['GRPO'].size} (seed, problem) pairs (b = this arm right "
+        f"and GRPO wrong, c = the reverse). Holm over the {len(vs)} comparisons in each column "
+        "family.",
+        "",
+        "| arm | diff vs GRPO [95% CI] | seed p (Holm) | b / c | McNemar p (Holm) | loop-1 diff "
+        "[95% CI], seed p (Holm) |",
+        "|---|---|---|---|---|---|",
+    ]
+    summary["vs_grpo"] = {}
+    for a in vs:
+        r, q = seed_res[a], seed_l1[a]
+        b = int(np.sum(sc[a] & ~sc["GRPO"]))
+        c = int(np.sum(~sc[a] & sc["GRPO"]))
+        lines.append(
+            f"| {a} | {r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {_p(r.p_value)} "
+            f"({_p(h_seed[a])}) | {b} / {c} | {_p(mc[a])} ({_p(h_mc[a])}) | {q.diff:+.3f} "
+            f"[{q.low:+.3f}, {q.high:+.3f}], {_p(q.p_value)} ({_p(h_l1[a])}) |"
+        )
+        summary["vs_grpo"][a] = {
+            "diff": r.diff,
+            "low": r.low,
+            "high": r.high,
+            "p_seed": r.p_value,
+            "p_seed_holm": float(h_seed[a]),
+            "b": b,
+            "c": c,
+            "p_mcnemar_holm": float(h_mc[a]),
+        }
+    return lines + [""]
+
+
+def _ladder_of(cmp: Comparison, a: str) -> dict[int, np.ndarray]:
+    """Final-loop accuracy per seed at every RL budget of the arm's trials (snapshots + final)."""
+    out: dict[int, list[float]] = {}
+    for s in cmp.seeds:
+        for snap in cmp.data[a][s].extra["eval"].get("ladder", []):
+            out.setdefault(snap["rl_steps"], []).append(snap["accuracy"])
+    ladder = {k: np.array(v) for k, v in sorted(out.items())}
+    ladder[cmp.rl_steps] = cmp.acc[a]
+    return ladder
+
+
+def _plateau(top: np.ndarray, prev: np.ndarray) -> tuple[bool, Any]:
+    """The studies layer's rule (``icml26.stats.plateau_test`` on branch wip/studies, not yet on
+    main: use it once it lands): at plateau when the paired 95% interval of the last doubling's
+    change lies within +-PLATEAU_TOL of the lower rung's mean."""
+    from icml26.stats import paired_test
+
+    r = paired_test(top, prev, seed=0)
+    tol = PLATEAU_TOL * abs(float(prev.mean()))
+    return bool(-tol <= r.low and r.high <= tol), r
+
+
+def _ladder_table(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
+    """The budget ladder inside every trial: is each arm at its plateau?"""
+    arms = [a for a in (*RL_ARMS, "4-layer GRPO") if a in cmp.labs]
+    steps = ", ".join(str(int(round(f * cmp.rl_steps))) for f in cmp.ladder)
+    lines = [
+        f"**Budget ladder (every arm, {len(cmp.seeds)} seeds).** Final-loop held-out accuracy after "
+        f"s of the task's {cmp.rl_steps} RL steps (each trial keeps its weights at s = {steps}; "
+        "with a constant lr these equal trials of budget s, tested in "
+        "`tests/looplm/test_looplm_ladder.py`). Last doubling: mean paired change from s/2 to s "
+        "over seeds with a BCa 95% interval and sign-flip p; an arm counts as at its plateau when "
+        f"that interval lies within +-{PLATEAU_TOL:.0%} of the accuracy at s/2 (the studies layer's "
+        "rule, `plateau_test`).",
+        "",
+    ]
+    plateau: dict[str, bool] = {}
+    summary["ladder"] = {}
+    for a in arms:
+        la = _ladder_of(cmp, a)
+        ks = list(la)
+        if len(lines) == 2:
+            lines += [
+                "| arm | warm start | "
+                + " | ".join(f"s = {k}" for k in ks)
+                + " | last doubling [95% CI], p | at plateau |",
+                "|---|---|" + "---|" * (len(ks) + 2),
+            ]
+        base = cmp.acc["4-layer warm start" if a.startswith("4-layer") else "warm start"]
+        at, last = _plateau(la[ks[-1]], la[ks[-2]]) if len(ks) > 1 else (False, None)
+        plateau[a] = at
+        summary["ladder"][a] = {k: float(v.mean()) for k, v in la.items()} | {
+            "last": None if last is None else (last.diff, last.low, last.high, last.p_value)
+        }
+        lines.append(
+            f"| {a} | {base.mean():.3f} | "
+            + " | ".join(f"{la[k].mean():.3f}" for k in ks)
+            + (
+                f" | {last.diff:+.3f} [{last.low:+.3f}, {last.high:+.3f}], {_p(last.p_value)} | "
+                f"{'yes' if at else 'no'} |"
+                if last is not None
+                else " | - | - |"
+            )
+        )
+    summary["plateau"] = plateau
+    return lines + [""]
+
+
+def _pairs(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
+    """Does RL move the model, and what does looping buy (paired over seeds and problems)."""
+    from icml26.stats import mcnemar_exact, paired_test
+
+    pairs = [(a, "warm start") for a in RL_ARMS if a in cmp.labs]
+    if "4-layer GRPO" in cmp.labs and "4-layer warm start" in cmp.labs:
+        pairs += [
+            ("4-layer GRPO", "4-layer warm start"),
+            ("warm start", "4-layer warm start"),
+            ("GRPO", "4-layer GRPO"),
+        ]
+    lines = [
+        "**Does RL move the model? What does looping buy?** Paired over the same seeds and "
+        "held-out problems (no multiplicity correction: descriptive):",
+        "",
+    ]
+    summary["pairs"] = {}
+    for a, b in pairs:
+        r = paired_test(cmp.acc[a], cmp.acc[b], seed=0)
+        bb = int(np.sum(cmp.sc[a] & ~cmp.sc[b]))
+        cc = int(np.sum(~cmp.sc[a] & cmp.sc[b]))
+        p = mcnemar_exact(cmp.sc[a].ravel(), cmp.sc[b].ravel())
+        lines.append(
+            f"* {a} minus {b}: {r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}], seed p = "
+            f"{_p(r.p_value)}; McNemar b / c = {bb} / {cc}, p = {_p(p)}."
+        )
+        summary["pairs"][f"{a} - {b}"] = (r.diff, r.low, r.high, r.p_value, p)
+    return lines + [""]
+
+
+def _figures(cmp: Comparison, version: int) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for a in cmp.labs:
+        pl = np.array([e["per_loop_accuracy"] for e in cmp.ev[a]])
+        x = np.arange(1, pl.shape[1] + 1) + (3 if pl.shape[1] == 1 else 0)
+        kw: dict[str, Any] = {"marker": "o"}
+        if a == "warm start":
+            kw = {"color": "k", "linestyle": "--", "marker": "o"}
+        elif a.startswith("4-layer"):
+            kw = {"marker": "s", "linestyle": "none"}
+        axes[0, 0].errorbar(
+            x,
+            pl.mean(0),
+            yerr=pl.std(0, ddof=1) / np.sqrt(len(cmp.seeds)),
+            capsize=3,
+            label=a,
+            **kw,
+        )
+    k = 10
+    for a in (*RL_ARMS, "4-layer GRPO"):
+        if a not in cmp.labs:
+            continue
+        trials = {s: cmp.data[a][s] for s in cmp.seeds}
+        for ax, key in ((axes[0, 1], "reward"), (axes[1, 0], "kl"), (axes[1, 1], "clip_frac")):
+            cur = _curve(trials, key)
+            sm = np.array([np.convolve(x, np.ones(k) / k, mode="valid") for x in cur])
+            ax.plot(np.arange(k, k + sm.shape[1]), sm.mean(0), label=a)
+    axes[0, 0].set(
+        xlabel="exit loop t (model truncated at t; the 4-layer model at 4)",
+        ylabel="greedy held-out accuracy",
+        title="accuracy per loop (mean ± s.e. over seeds)",
+        xticks=range(1, 5),
+    )
+    axes[0, 1].set(
+        xlabel="RL step", ylabel="mean reward (10-step average)", title="training reward"
+    )
+    axes[1, 0].set(xlabel="RL step", ylabel="k3 KL to the warm start", title="KL")
+    axes[1, 1].set(
+        xlabel="RL step", ylabel="share of ratios outside [0.8, 1.2]", title="clip fraction"
+    )
+    axes[0, 0].legend(fontsize=7)
+    axes[1, 0].legend(fontsize=7)
+    fig.tight_layout()
+    name = f"looplm_{_name(HEADLINE)}-v{version}.png"
+    fig.savefig(FIG / name, dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for a in (*RL_ARMS, "4-layer GRPO"):
+        if a not in cmp.labs:
+            continue
+        la = _ladder_of(cmp, a)
+        m = [v.mean() for v in la.values()]
+        e = [v.std(ddof=1) / np.sqrt(v.size) for v in la.values()]
+        ax.errorbar(list(la), m, yerr=e, marker="o", capsize=3, label=a)
+    ax.axhline(cmp.acc["warm start"].mean(), color="k", linestyle="--", label="warm start")
+    ax.set(
+        xscale="log",
+        xlabel="RL steps (log scale)",
+        ylabel="final-loop held-out accuracy",
+        title="budget ladder (weights kept along every trial)",
+    )
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    lname = f"looplm_{_name(HEADLINE)}-v{version}-ladder.png"
+    fig.savefig(FIG / lname, dpi=100)
+    plt.close(fig)
+    return [
+        f"![per-loop accuracy and training curves](figures/{name})",
+        "",
+        f"![budget ladder](figures/{lname})",
+        "",
+    ]
+
+
+def _depth_section(dep: dict[str, Any] | None, cal: dict[str, Any] | None) -> list[str]:
+    from icml26.stats import mcnemar_exact, wilson_ci
+
+    lines: list[str] = []
+    if dep is not None:
+        d = np.array(dep["difficulty"])
+        levels = sorted(set(d.tolist()))
+        lv = "cycle length of x"
+        lines += [
+            f"**Does depth matter?** Greedy accuracy on {dep['n']} held-out problems of the calibrated "
+            f"warm start ({dep['steps']} steps, T = 4) truncated at each loop, and of a 1-loop model "
+            f"with the same {dep['params']:,} parameters trained the same steps from the same seed; "
+            f"Wilson 95% intervals; by {lv} on the right.",
+            "",
+            "| model | accuracy [95% CI] | "
+            + " | ".join(f"{lv} = {k} (n={int((d == k).sum())})" for k in levels)
+            + " |",
+            "|---|---|" + "---|" * len(levels),
+        ]
+        rows = [(f"T=4, exit at loop {t + 1}", r) for t, r in enumerate(dep["looped"])]
+        rows.append(("T=1 (same parameters)", dep["one_loop"][0]))
+        for label, r in rows:
+            r = np.array(r)
+            iv = wilson_ci(int(r.sum()), r.size)
+            lines.append(
+                f"| {label} | {iv[0]:.3f} [{iv[1]:.3f}, {iv[2]:.3f}] | "
+                + " | ".join(f"{r[d == k].mean():.2f}" for k in levels)
+                + " |"
+            )
+        p14 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["looped"][0]))
+        p41 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["one_loop"][0]))
+        lines += [
+            "",
+            f"Exact McNemar on the same problems: loop 4 vs loop 1 of the looped model p = "
+            f"{_p(p14)}; loop 4 vs the 1-loop model p = {_p(p41)}.",
+            "",
+        ]
+    if cal is not None:
+        lines += [
+            f"**Warm-start calibration.** Final-loop greedy accuracy on {cal['n_validation']} "
+            f"validation problems (train split) every {cal['eval_every']} steps; chosen: the "
+            + ("last step in the " if cal.get("pick") == "last" else "step closest to 50% in the ")
+            + f"{cal['band'][0]:.0%}-{cal['band'][1]:.0%} band: **{cal['steps']} steps** "
+            f"(accuracy {cal['accuracy']:.3f}); that checkpoint (seed 0) is shared by every looped "
+            "arm and every seed.",
+            "",
+            "| step | " + " | ".join(str(x[0]) for x in cal["curve"]) + " |",
+            "|---|" + "---|" * len(cal["curve"]),
+            "| final loop | " + " | ".join(f"{x[1]:.2f}" for x in cal["curve"]) + " |",
+            "| loop 1 | " + " | ".join(f"{x[2][0]:.2f}" for x in cal["curve"]) + " |",
+            "",
+        ]
+    return lines
+
+
+def report(device: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    FIG.mkdir(parents=True, exist_ok=True)
+    prov = provenance(allow_dirty=True)
+    c = _collect(device)
+    comp, summ = _comparison(c, device)
+    ex = c["task"].budget.extra
+    body = (
+        ["## RL configuration: a sweep on a validation split", "", SWEEP_TEXT, ""]
+        + _sweep_section(c["sweep"] or [], CHOSEN)
+        + ["## RL budget: the ladder", "", LADDER_TEXT, ""]
+        + _cpu_ladder_section(c["sweep"] or [])
+        + [f"## The comparison on `{HEADLINE}` v{c['task'].version}", ""]
+        + comp
+        + [f"## The task: does depth matter on `{HEADLINE}`?", ""]
+        + _depth_section(c["depth"], c["calibration"])
+    )
+    from icml26.provenance import provenance_lines
+
+    summary = json.dumps({"family": "looplm", "bullet": BULLET.format(**_bullet_numbers(summ))})
+    head = (
+        "<!-- icml26-summary\n"
+        + summary
+        + "\n-->\n"
+        + HEADER.format(version=c["task"].version, **ex)
+        + "\n"
+        + provenance_lines(prov)
+        + "\n"
+    )
+    out = ROOT / "docs" / "results" / "looplm.md"
+    out.write_text(
+        head + FINDINGS + "\n" + SETUP.format(**ex) + "\n" + "\n".join(body) + "\n" + EARLIER
+    )
+    print(f"wrote {out}")
+
+
+def _bullet_numbers(s: dict[str, Any]) -> dict[str, Any]:
+    if not s:
+        return {}
+    acc = s["acc"]
+    vs = s["vs_grpo"]
+    best = max(vs, key=lambda a: vs[a]["diff"])
+    return {
+        "n": len(s["seeds"]),
+        "warm": acc["warm start"][0],
+        "grpo": acc["GRPO"][0],
+        "best": best,
+        "best_diff": vs[best]["diff"],
+        "best_lo": vs[best]["low"],
+        "best_hi": vs[best]["high"],
+        "best_p": vs[best]["p_seed_holm"],
+        "flat_warm": acc.get("4-layer warm start", (float("nan"),))[0],
+        "flat_grpo": acc.get("4-layer GRPO", (float("nan"),))[0],
+        "device": s["device"],
+    }
+
+
+CHOSEN = "base"  # the sweep's configuration the task adopted
+SWEEP_TEXT = "TODO"
+LADDER_TEXT = "TODO"
+FINDINGS = "TODO\n"
+BULLET = "**looplm**: TODO [results](docs/results/looplm.md)"
+HEADER = """# looplm: GRPO vs RLTT on a looped transformer where loop depth matters, with RL that trains
+
+Task `looplm/permutation-hops-8x3` v{version}: three look-ups in a permutation of 8 letters, on a
+model with ONE shared block looped 4 times (input injection); the 1-loop model with the same
+parameters stays at chance, so credit over the loops has something to act on. Issue 35: v0's RL
+barely moved the model (GRPO +0.014 over the warm start), so its verdict measured two arms that
+both stood still. Version 1 trains with an RL configuration chosen on a validation split and a
+budget at GRPO's plateau, and the comparison is redone there, next to a non-looped 4-layer model
+with the same parameter count and training steps.
+
+Produced by `experiments/looplm.py` (`run`, `report`; the sweep and the ladder by
+`experiments/looplm_rl_sweep.py`); the trials are in the raw archive
+`docs/results/figures/looplm_raw.json.xz` (every TrialResult, the sweep rows, the depth and
+calibration measurements), from which `report` regenerates this page when the stores are absent.
+"""
+SETUP = """## Setup
+
+* Model: the Ouro-style looped transformer of `icml26.agents.looplm.model` (character vocabulary,
+  d = 64, 4 heads, ONE pre-norm block shared by T = 4 loops, exit gate; 62,337 parameters),
+  input injection (the embedded prompt added before every loop after the first).
+* Warm start: the Ouro loss `sum_t p_t CE_t - 0.05 H(p)`, AdamW lr 3e-3, batch 64,
+  {warm_start_steps} steps (calibrated on a validation curve to the 30-70% band; section "The task"
+  below); one checkpoint (seed 0), shipped in `icml26/agents/looplm/checkpoints` and loaded by
+  every looped arm of every seed, so arms differ only in RL and seeds only in RL sampling and test
+  problems.
+* Non-looped baseline ("4-layer"): 4 distinct pre-norm blocks applied once (T = 1), d = 34 with 2
+  heads, so 63,819 parameters (+2.4%; d = 32 with 4 heads would have 56,993); trained exactly
+  like the looped model: the same {warm_start_steps} warm-start steps (seed 0, same problem stream,
+  shipped), then GRPO with the same RL configuration and steps.
+* RL (the task's budget, identical for every arm): {rl_steps} steps of {prompts_per_step} prompts x
+  G = {group_size} completions at temperature 1, {updates_per_batch} pass(es) of {minibatches}
+  minibatch(es) per batch, AdamW lr {lr:g} (constant), grad-norm clip 1.0, KL beta {beta_kl:g}
+  (k3, final loop, against the warm start) in the loss, per-sequence length normalisation. GRPO:
+  clipped ratio on the final loop (with one update per batch the ratio is 1 and the clip never
+  acts: on-policy GRPO); RLTT: `-sum_t omega_t log P^(t) A` over the loops (uniform, progressive
+  t/10, the model's exit distribution, learned softmax at 10x lr); REINFORCE: final loop,
+  advantage r - mean(r) without the std normalisation.
+* Evaluation: 256 held-out test problems per seed (disjoint from training problems by a
+  prompt-hash split), greedy; "loop t" truncates the model at loop t for every token; pass@8 from
+  8 samples; the weights after 1/8, 1/4 and 1/2 of the RL steps are scored too (the ladder).
+* Statistics (`icml26.stats`): BCa intervals over seeds, paired sign-flip tests over seeds, exact
+  McNemar over (seed, problem) pairs, Holm within each family of comparisons with GRPO, Wilson
+  intervals for single accuracies. A difference counts when the seed-level and the problem-level
+  test agree after Holm.
+"""
+EARLIER = """## Earlier runs (not re-run; their stores are not in the repository)
+
+The page before issue 35 (`git show f89b9a2:docs/results/looplm.md`) reported, for
+`looplm/permutation-hops-8x3` **v0** (40 RL steps of 16 prompts x 8, 4 PPO minibatches per step,
+lr 3e-4; trials at commit 01f54fe): warm start 0.586 [0.571, 0.600], GRPO 0.600 (+0.014
+[-0.014, +0.035] over the warm start, seed p 0.32), RLTT minus GRPO +0.002 to +0.011 (no Holm-
+adjusted seed-level p below 0.29), clip fraction 0.04% of GRPO's tokens. It called the small RL
+gain "not a budget artefact" on a probe of 160 steps of 16 prompts at lr 3e-4 and 1e-3 (2 seeds);
+issue 35's probe (one 64-prompt batch per step, one update, lr 1e-3) moved the same warm start by
++0.07-0.08 in 120 steps, and the findings above settle the question at the new budget.
+
+On `looplm/addition-2d-1block` (a task that does not need depth: a 1-loop model with the same
+parameters reaches 0.992), 40 RL steps lifted every arm from 0.666 to 0.87-0.89 and no RLTT
+weighting differed from GRPO (RLTT minus GRPO -0.002 to +0.010, every Holm-adjusted seed p 1.000;
+trials at commit 337cb46).
+
+### Depth tasks tried (earlier session)
 
 Per-loop greedy accuracy on 512 validation problems of models with ONE shared block per loop
 (d = 64, Ouro loss, AdamW lr 3e-3, batch 64, 50 warm-up steps), each trained from seed 0 as a
@@ -415,321 +998,6 @@ model learns arithmetic quickly (one block with 4 heads suffices for it), the lo
 it more slowly (the Ouro loss trains loop 1 as an output too), and the look-up primitives over 16
 letters or in the `x=y` format were not learned within 400-1,400 steps by either.
 
-## Notes on `addition-2d-1block`
-
-* **Calibration.** The validation curve jumps from 0.14 (250 steps) to 0.83 (450): the band holds
-  300-400 steps. The last in-band point (400 steps, 0.688 on validation, 0.629-0.703 on the seeds'
-  test problems) was chosen over the point nearest 50% (300 steps, 0.441), because at 300 steps
-  the loops barely differ (0.385 at loop 1 vs 0.441 at loop 4), which leaves RLTT nothing to act on.
-* **A first run at lr 1e-3 was discarded.** With 4 minibatch updates per rollout at lr 1e-3 every
-  PPO-loop arm lost accuracy (GRPO 0.26-0.60 per seed on 6 seeds, RLTT 0.50-0.64; training reward
-  fell after the first step, clip fraction 8-11%) while REINFORCE (1 update per batch) rose to
-  0.71-0.83 on 3 seeds. The task's lr was set to the card's 3e-4 before the run reported here.
-* **The earlier version of this page** (tasks `looplm/addition-2d` and `multiplication-2x1`,
-  5 seeds, one update per batch) found no RLTT-GRPO difference, with accuracy flat across loops
-  (warm start 0.103 / 0.097 / 0.097 / 0.098 on addition): those tasks could not test the claim,
-  and their results are not repeated here (they stay registered; see git history for the page).
-"""
-
-
-def _load(task_id: str) -> dict[str, dict[int, Any]]:
-    from icml26.benchmarks.store import open_store
-
-    out: dict[str, dict[int, Any]] = {a: {} for a in AGENTS}
-    if not _store(task_id).exists():
-        return out
-    for r in open_store(str(_store(task_id))).results(task_id=task_id, status="FINISHED"):
-        if r.agent_name in out:
-            out[r.agent_name][r.seed] = r
-    return out
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 1e-3 else f"{p:.3f}"
-
-
-def _task_section(task_id: str, fig_dir: Path) -> tuple[list[str], dict[str, Any]]:
-    import matplotlib.pyplot as plt
-
-    from icml26.stats import holm, mcnemar_exact, mean_ci, paired_test, wilson_ci
-
-    lines = [f"## `{task_id}`", ""]
-    summary: dict[str, Any] = {}
-    cal = (
-        json.loads(_json("calibration", task_id).read_text())
-        if _json("calibration", task_id).exists()
-        else None
-    )
-    dep = (
-        json.loads(_json("depth", task_id).read_text())
-        if _json("depth", task_id).exists()
-        else None
-    )
-    if dep is not None:
-        d = np.array(dep["difficulty"])
-        lv = (
-            "cycle length of x"
-            if "hops" in task_id
-            else "look-ups k"
-            if "permutation" in task_id
-            else "carries"
-        )
-        levels = sorted(set(d.tolist()))
-        lines += [
-            f"**Does depth matter?** Greedy accuracy on {dep['n']} held-out problems of the calibrated warm "
-            f"start ({dep['steps']} steps, T = 4) truncated at each loop, and of a 1-loop model with the same "
-            f"{dep['params']:,} parameters trained the same steps from the same seed; Wilson 95% intervals; "
-            f"by {lv} on the right.",
-            "",
-            "| model | accuracy [95% CI] | "
-            + " | ".join(f"{lv} = {k} (n={int((d == k).sum())})" for k in levels)
-            + " |",
-            "|---|---|" + "---|" * len(levels),
-        ]
-        rows = [(f"T=4, exit at loop {t + 1}", r) for t, r in enumerate(dep["looped"])]
-        rows.append(("T=1 (same parameters)", dep["one_loop"][0]))
-        for label, r in rows:
-            r = np.array(r)
-            iv = wilson_ci(int(r.sum()), r.size)
-            lines.append(
-                f"| {label} | {iv[0]:.3f} [{iv[1]:.3f}, {iv[2]:.3f}] | "
-                + " | ".join(f"{r[d == k].mean():.2f}" for k in levels)
-                + " |"
-            )
-        p14 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["looped"][0]))
-        p41 = mcnemar_exact(np.array(dep["looped"][-1]), np.array(dep["one_loop"][0]))
-        lines += [
-            "",
-            f"Exact McNemar on the same problems: loop 4 vs loop 1 of the looped model p = {_p(p14)}; "
-            f"loop 4 vs the 1-loop model p = {_p(p41)}.",
-            "",
-        ]
-        summary["depth"] = {
-            "loop_acc": [float(np.mean(r)) for r in dep["looped"]],
-            "one_loop": float(np.mean(dep["one_loop"][0])),
-            "p14": p14,
-            "p41": p41,
-        }
-    if cal is not None:
-        lines += [
-            f"**Warm-start calibration.** Final-loop greedy accuracy on {cal['n_validation']} validation "
-            f"problems (train split) every {cal['eval_every']} steps; chosen: the "
-            + ("last step in the " if cal.get("pick") == "last" else "step closest to 50% in the ")
-            + f"{cal['band'][0]:.0%}-{cal['band'][1]:.0%} band: **{cal['steps']} steps** "
-            f"(accuracy {cal['accuracy']:.3f}); that checkpoint (seed {_setup(task_id)['seed']}) is shared "
-            "by every arm and every seed.",
-            "",
-            "| step | " + " | ".join(str(c[0]) for c in cal["curve"]) + " |",
-            "|---|" + "---|" * len(cal["curve"]),
-            "| final loop | " + " | ".join(f"{c[1]:.2f}" for c in cal["curve"]) + " |",
-            "| loop 1 | " + " | ".join(f"{c[2][0]:.2f}" for c in cal["curve"]) + " |",
-            "",
-        ]
-    data = _load(task_id)
-    seeds = sorted(set.intersection(*(set(v) for v in data.values()))) if all(data.values()) else []
-    if not seeds:
-        lines += ["No finished RL trials in the store yet.", ""]
-        return lines, summary
-    ev = {a: [data[a][s].extra["eval"] for s in seeds] for a in AGENTS}
-    sc = {
-        a: np.array([np.array(data[a][s].scores) == 1.0 for s in seeds]) for a in AGENTS
-    }  # (seeds, problems)
-    acc = {a: sc[a].mean(1) for a in AGENTS}
-    T = len(ev[AGENTS[0]][0]["per_loop_accuracy"])
-    n_prob = sc[AGENTS[0]].shape[1]
-    lines += [
-        f"**RL.** {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}), {n_prob} held-out problems per seed (drawn "
-        "from the seed), every arm from the same warm start. Accuracy per exit loop, mean over seeds "
-        "(final loop with a BCa 95% interval over seeds).",
-        "",
-        "| agent | final-loop acc [95% CI] | "
-        + " | ".join(f"loop {t}" for t in range(1, T + 1))
-        + " | pass@8 | clip frac | zero-spread groups | KL (end) | CPU s / RL step |",
-        "|---|---|" + "---|" * T + "---|---|---|---|---|",
-    ]
-    for a in AGENTS:
-        pl = np.array([e["per_loop_accuracy"] for e in ev[a]]).mean(0)
-        m, lo, hi = mean_ci(acc[a], seed=0)
-        if a == "looplm-sft":
-            tail = "- | - | - | -"
-        else:
-            cur = [data[a][s].extra["learn"]["curves"] for s in seeds]
-            cf = np.mean([np.mean(c.get("clip_frac", [0.0])) for c in cur])
-            zs = np.mean([np.mean(c["zero_spread_frac"]) for c in cur])
-            kl = np.mean([np.mean(c["kl"][-5:]) for c in cur])
-            sps = np.mean([data[a][s].extra["learn"]["cpu_seconds_per_step"] for s in seeds])
-            tail = f"{cf:.4f} | {zs:.2f} | {kl:.4f} | {sps:.2f}"
-        lines.append(
-            f"| {LABEL[a]} | {m:.3f} [{lo:.3f}, {hi:.3f}] | "
-            + " | ".join(f"{x:.3f}" for x in pl)
-            + f" | {np.mean([e['pass_at_8'] for e in ev[a]]):.3f} | {tail} |"
-        )
-    # paired tests against GRPO, seed level and problem level, Holm within each family
-    seed_res = {a: paired_test(acc[a], acc["looplm-grpo"], seed=0) for a in VS_GRPO}
-    mc = {a: mcnemar_exact(sc[a].ravel(), sc["looplm-grpo"].ravel()) for a in VS_GRPO}
-    l1 = {a: np.array([[e["per_loop_accuracy"][0] for e in ev[a]]]) for a in AGENTS}
-    seed_l1 = {a: paired_test(l1[a][0], l1["looplm-grpo"][0], seed=0) for a in VS_GRPO}
-    h_seed = dict(zip(VS_GRPO, holm([seed_res[a].p_value for a in VS_GRPO])))
-    h_mc = dict(zip(VS_GRPO, holm([mc[a] for a in VS_GRPO])))
-    h_l1 = dict(zip(VS_GRPO, holm([seed_l1[a].p_value for a in VS_GRPO])))
-    lines += [
-        "",
-        "Final-loop accuracy against GRPO. Seed level: mean of the per-seed differences with a paired "
-        f"bootstrap 95% interval and the exact sign-flip p over {len(seeds)} seeds. Problem level: exact "
-        f"McNemar over the {len(seeds) * n_prob} (seed, problem) pairs (b = this arm right and GRPO wrong, "
-        "c = the reverse). Holm-adjusted p over the five comparisons in each column family.",
-        "",
-        "| agent | diff vs GRPO [95% CI] | seed p (Holm) | b / c | McNemar p (Holm) | loop-1 diff [95% CI], "
-        "seed p (Holm) |",
-        "|---|---|---|---|---|---|",
-    ]
-    summary["vs_grpo"] = {}
-    for a in VS_GRPO:
-        r = seed_res[a]
-        b = int(np.sum(sc[a] & ~sc["looplm-grpo"]))
-        c = int(np.sum(~sc[a] & sc["looplm-grpo"]))
-        q = seed_l1[a]
-        lines.append(
-            f"| {LABEL[a]} | {r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}] | {_p(r.p_value)} "
-            f"({_p(h_seed[a])}) | {b} / {c} | {_p(mc[a])} ({_p(h_mc[a])}) | {q.diff:+.3f} "
-            f"[{q.low:+.3f}, {q.high:+.3f}], {_p(q.p_value)} ({_p(h_l1[a])}) |"
-        )
-        summary["vs_grpo"][a] = {
-            "diff": r.diff,
-            "low": r.low,
-            "high": r.high,
-            "p_seed_holm": float(h_seed[a]),
-            "b": b,
-            "c": c,
-            "p_mcnemar_holm": float(h_mc[a]),
-            "l1_diff": q.diff,
-        }
-    verdicts = []
-    for a in VS_GRPO:
-        v = summary["vs_grpo"][a]
-        both = v["p_seed_holm"] < 0.05 and v["p_mcnemar_holm"] < 0.05
-        word = (
-            ("better than GRPO" if v["diff"] > 0 else "worse than GRPO")
-            if both
-            else (
-                "problem level only (seed level not significant)"
-                if v["p_mcnemar_holm"] < 0.05
-                else "no difference detectable at this n"
-            )
-        )
-        verdicts.append(f"{LABEL[a]}: {word}")
-    lines += [
-        "",
-        "Verdict at alpha = 0.05 after Holm (a difference counts when the seed-level and the "
-        "problem-level test agree): " + "; ".join(verdicts) + ".",
-    ]
-    rl = paired_test(acc["looplm-grpo"], acc["looplm-sft"], seed=0)
-    b = int(np.sum(sc["looplm-grpo"] & ~sc["looplm-sft"]))
-    c = int(np.sum(~sc["looplm-grpo"] & sc["looplm-sft"]))
-    lines += [
-        "",
-        f"GRPO against the warm start (does RL move the model at all?): {rl.diff:+.3f} "
-        f"[{rl.low:+.3f}, {rl.high:+.3f}], seed p = {_p(rl.p_value)}; McNemar b / c = {b} / {c}, "
-        f"p = {_p(mcnemar_exact(sc['looplm-grpo'].ravel(), sc['looplm-sft'].ravel()))}.",
-        "",
-    ]
-    summary["grpo_vs_warm"] = rl.diff
-    # figure: per-loop accuracy before and after RL, and the reward curves
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for a in AGENTS:
-        pl = np.array([e["per_loop_accuracy"] for e in ev[a]])
-        style = {"color": "k", "linestyle": "--"} if a == "looplm-sft" else {}
-        axes[0].errorbar(
-            np.arange(1, T + 1),
-            pl.mean(0),
-            yerr=pl.std(0, ddof=1) / np.sqrt(len(seeds)),
-            marker="o",
-            capsize=3,
-            label=LABEL[a],
-            **style,
-        )
-        if a != "looplm-sft":
-            cur = np.array([data[a][s].extra["learn"]["curves"]["reward"] for s in seeds])
-            k = 5
-            sm = np.array([np.convolve(c, np.ones(k) / k, mode="valid") for c in cur])
-            axes[1].plot(np.arange(k, k + sm.shape[1]), sm.mean(0), label=LABEL[a])
-    axes[0].set(
-        xlabel="exit loop t (model truncated at t)",
-        ylabel="greedy held-out accuracy",
-        title=f"{task_id}: accuracy per loop (mean ± s.e.)",
-        xticks=range(1, T + 1),
-    )
-    axes[1].set(xlabel="RL step", ylabel="mean reward (5-step average)", title="training reward")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(fig_dir / f"looplm_{_name(task_id)}.png", dpi=110)
-    plt.close(fig)
-    lines += [f"![{task_id}](figures/looplm_{_name(task_id)}.png)", ""]
-    summary["seeds"] = seeds
-    return lines, summary
-
-
-def report() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    fig_dir = ROOT / "docs" / "results" / "figures"
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    rev, dirty = _git()
-    body: list[str] = []
-    for task_id in TASKS:
-        lines, _ = _task_section(task_id, fig_dir)
-        body += lines
-    head = HEADER.format(
-        rev=rev[:12], draft="\ndraft: generated from uncommitted tree\n" if dirty else ""
-    )
-    out = ROOT / "docs" / "results" / "looplm.md"
-    out.write_text(head + "\n" + FINDINGS + "\n" + "\n".join(body))
-    print(f"wrote {out}")
-
-
-HEADER = """# looplm: GRPO vs RLTT on a looped transformer, on a task where loop depth matters (measured)
-{draft}
-**Read this first.** Issue 19 asks for a task on which a 4-loop model is clearly more accurate than
-a 1-loop model with the same parameters, so that credit over the loops has something to act on.
-`looplm/permutation-hops-8x3` is such a task: three look-ups in a permutation of 8 letters, on a
-model with one shared block per loop and input injection. Trained the same steps from the same
-seed, the 4-loop model's final loop answers well above the 1-loop model with the same parameters,
-which stays at chance (section "`looplm/permutation-hops-8x3`" below). The RL comparison is run on
-that task; the earlier task `looplm/addition-2d-1block`, which does not need depth, stays on the
-page for reference.
-
-Produced by `experiments/looplm.py` at commit `{rev}`: `calibrate`, `depth` and `run --seeds 0-9`
-per task, then `report` (commands in the script's docstring); every number below is read from
-`results/looplm-{{calibration,depth}}-*.json` and the trial stores `results/looplm-experiment-*.db`.
-
-## Setup
-
-* Model: the Ouro-style looped transformer of `icml26.agents.looplm.model` (character vocabulary,
-  d = 64, 4 heads, T = 4 loops over one shared stack, exit gate). Both tasks share ONE block per
-  loop (62k parameters: loop 1 is a 1-layer transformer, loop 4 a 4-layer one with tied weights).
-  `permutation-hops-8x3` also adds the embedded prompt to the residual stream before every loop
-  after the first (input injection, `LoopConfig(inject_input=True)`, no extra parameters), the
-  device that lets looped transformers learn iterative algorithms (Fan et al. 2024; Saunshi et
-  al. 2025).
-* Warm start: the Ouro loss `sum_t p_t CE_t - 0.05 H(p)`, AdamW lr 3e-3, batch 64, steps chosen
-  per task by `calibrate` (below) so that final-loop accuracy lands in the 30-70% band; one
-  checkpoint per task (seed 0), shipped in `icml26/agents/looplm/checkpoints` and loaded by every
-  arm of every seed, so arms differ only in RL and seeds only in RL sampling and test problems.
-* RL (tasks' budgets): 40 steps of 16 prompts x G = 8 completions at temperature 1, AdamW lr 3e-4,
-  grad-norm clip 1.0, KL beta 1e-3 (k3, final loop, against the warm start) in the loss for every
-  arm, per-sequence length normalisation for every arm. GRPO runs verl's PPO loop: the old
-  log-probabilities are frozen after the rollout and the batch is split into 4 minibatches of whole
-  groups, one AdamW step each, so from the second minibatch on the ratio leaves 1 and the clip
-  (eps 0.2) acts (the "clip frac" column counts tokens outside [0.8, 1.2]). RLTT runs the same
-  loop and replaces only the objective: omega_t-weighted clipped surrogates of every loop's own
-  ratio (gradient at ratio 1 = the paper's `sum_t omega_t log P^(t) A`). REINFORCE: one update per
-  batch on the final loop, advantage r - mean(r).
-* Evaluation: 256 held-out problems per seed (disjoint from training problems by a prompt-hash
-  split), greedy; "loop t" truncates the model at loop t for every token; pass@8 from 8 samples.
-* Statistics (`icml26.stats`): BCa intervals over seeds, paired sign-flip tests over seeds, exact
-  McNemar over (seed, problem) pairs, Holm over the 5 comparisons with GRPO, Wilson intervals for
-  single accuracies.
 """
 
 
@@ -751,12 +1019,20 @@ def main() -> None:
     d = sub.add_parser("depth")
     d.add_argument("--task", choices=TASKS, required=True)
     r = sub.add_parser("run")
-    r.add_argument("--task", choices=TASKS, required=True)
+    r.add_argument("--task", choices=TASKS, default=HEADLINE)
     r.add_argument("--seeds", default="0-9")
+    r.add_argument("--arms", default=",".join(ARMS), help="comma-separated labels (default: all)")
+    r.add_argument("--device", default="cpu", help="torch device of RL and evaluation")
+    r.add_argument("--workers", type=int, default=1, help="trials at once (process pool)")
     r.add_argument(
-        "--agents", default=",".join(AGENTS), help="comma-separated subset (default: all)"
+        "--jsonl", default=None, help="append results to this JSON-lines file, not to the store"
     )
-    sub.add_parser("report")
+    r.add_argument("--smoke", action="store_true", help="2 RL steps per arm, first seed, no output")
+    im = sub.add_parser("import")
+    im.add_argument("--task", choices=TASKS, default=HEADLINE)
+    im.add_argument("jsonl")
+    rep = sub.add_parser("report")
+    rep.add_argument("--device", default="cpu", help="render the trials run on this device")
     add_allow_dirty(ap)
 
     args = ap.parse_args()
@@ -769,9 +1045,16 @@ def main() -> None:
     elif args.cmd == "run":
         from icml26.protocol import as_seed_list
 
-        run(args.task, tuple(as_seed_list(args.seeds)), tuple(args.agents.split(",")))
+        arms = tuple(args.arms.split(","))
+        unknown = [a for a in arms if a not in ARMS]
+        if unknown:
+            ap.error(f"--arms: unknown {unknown}; known: {list(ARMS)}")
+        seeds = tuple(as_seed_list(args.seeds))
+        run(args.task, seeds, arms, args.device, args.workers, args.jsonl, args.smoke)
+    elif args.cmd == "import":
+        import_jsonl(args.task, args.jsonl)
     else:
-        report()
+        report(args.device)
 
 
 if __name__ == "__main__":

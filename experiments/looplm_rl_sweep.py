@@ -22,7 +22,8 @@ validation accuracy and the trial's held-out test accuracy (the 256 problems ``r
 same RL seed) at every power-of-two multiple of ``--first`` steps: with a constant lr the weights
 after s steps do not depend on the total, so this is the budget ladder at s = first, 2 first, ...
 (``tests/looplm/test_looplm_ladder.py`` checks that a snapshot equals a run of that length).
-Rows go to ``results/looplm-rl-sweep.jsonl`` as they finish (a re-run skips finished rows).
+Rows go to ``results/looplm-rl-sweep$SWEEP_PART.jsonl`` as they finish (a re-run skips finished
+rows; processes running side by side set different ``SWEEP_PART``).
 """
 
 from __future__ import annotations
@@ -207,16 +208,25 @@ def _run(
     }
 
 
+def rows() -> list[dict[str, Any]]:
+    """Every row of every ``results/looplm-rl-sweep*.jsonl`` (one file per writing process)."""
+    out: dict[tuple[str, str, str, int, int], dict[str, Any]] = {}
+    for path in sorted(OUT.parent.glob(OUT.stem + "*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out.setdefault((r["kind"], r["name"], r["arm"], r["seed"], r["steps"]), r)
+    return list(out.values())
+
+
 def _done() -> set[tuple[str, str, str, int, int]]:
-    if not OUT.exists():
-        return set()
-    rows = [json.loads(line) for line in OUT.read_text().splitlines() if line.strip()]
-    return {(r["kind"], r["name"], r["arm"], r["seed"], r["steps"]) for r in rows}
+    return {(r["kind"], r["name"], r["arm"], r["seed"], r["steps"]) for r in rows()}
 
 
 def _write(row: dict[str, Any]) -> None:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("a") as f:
+    out = OUT.with_name(f"{OUT.stem}{os.environ.get('SWEEP_PART', '')}.jsonl")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
         f.write(json.dumps(row) + "\n")
     last = row["points"][-1]
     print(
@@ -230,13 +240,12 @@ def _write(row: dict[str, Any]) -> None:
 
 def sweep(prov: dict[str, Any], seeds: list[int], prompts: int, names: list[str]) -> None:
     ctx = _context(prov)
-    done = _done()
     for name in names:
         kw = {**BASE, **SWEEP[name]}
         steps = prompts // kw["prompts_per_step"]
         cps = [steps * q // 4 for q in (1, 2, 3, 4)]
         for seed in seeds:
-            if ("sweep", name, "grpo", seed, steps) in done:
+            if ("sweep", name, "grpo", seed, steps) in _done():
                 continue
             _write(_run(ctx, name, "grpo", kw, seed, steps, cps, test=False))
 
@@ -245,7 +254,6 @@ def ladder(
     prov: dict[str, Any], seeds: list[int], arms: list[str], config: str, steps: int, first: int
 ) -> None:
     ctx = _context(prov)
-    done = _done()
     kw = {**BASE, **SWEEP[config]} if config in SWEEP else {**BASE, **json.loads(config)}
     cps = []
     s = first
@@ -255,15 +263,15 @@ def ladder(
     cps.append(steps)
     for seed in seeds:
         for arm in arms:
-            if ("ladder", config, arm, seed, steps) in done:
+            if ("ladder", config, arm, seed, steps) in _done():
                 continue
             _write(_run(ctx, config, arm, kw, seed, steps, cps, test=True))
 
 
 def table() -> None:
-    rows = [json.loads(line) for line in OUT.read_text().splitlines() if line.strip()]
+    all_rows = rows()
     by: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in all_rows:
         if r["kind"] == "sweep":
             by.setdefault(r["name"], []).append(r)
     print("| config | steps | seeds | val acc after 1/4, 1/2, 3/4, all | clip | cpu-s/step |")
@@ -275,7 +283,7 @@ def table() -> None:
             f"{np.mean([r['cpu_seconds_per_step'] for r in rs]):.2f} |"
         )
     lad: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in all_rows:
         if r["kind"] == "ladder":
             lad.setdefault((r["name"], r["arm"]), []).append(r)
     for (name, arm), rs in lad.items():
