@@ -369,7 +369,7 @@ def _collect(device: str) -> dict[str, Any]:
         rows = [
             r
             for r in open_store(str(_store(HEADLINE))).results(task_id=HEADLINE, status="FINISHED")
-            if r.task_version == task.version
+            if r.task_version == task.version and r.task_hash == task.definition_hash
         ]
         raw["trials"] = [r.to_dict() for r in rows]
         from looplm_rl_sweep import rows as sweep_rows
@@ -863,7 +863,7 @@ def report(device: str) -> None:
 
 
 def _bullet_numbers(s: dict[str, Any]) -> dict[str, Any]:
-    if not s:
+    if not s or not s.get("vs_grpo"):
         return {}
     acc = s["acc"]
     vs = s["vs_grpo"]
