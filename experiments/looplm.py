@@ -124,7 +124,9 @@ def _git() -> tuple[str, bool]:
     return rev, dirty
 
 
-def calibrate(task_id: str, max_steps: int, every: int, pick: str) -> None:
+def calibrate(task_id: str, max_steps: int, every: int, pick: str, cache: str | None) -> None:
+    """``cache``: write the chosen checkpoint there instead of the shipped folder and record
+    whether it equals the shipped one bit for bit (a re-measurement that changes nothing)."""
     import torch
 
     from icml26.agents.looplm.sft import SHIPPED, WarmStartConfig, calibrate_warm_start
@@ -133,7 +135,8 @@ def calibrate(task_id: str, max_steps: int, every: int, pick: str) -> None:
     torch.set_num_threads(1)
     s = _setup(task_id)
     val = s["env"].sampler.batch(512, derive_seed(0, "validation"))  # train-split problems
-    SHIPPED.mkdir(parents=True, exist_ok=True)
+    folder = Path(cache) if cache else SHIPPED
+    folder.mkdir(parents=True, exist_ok=True)
     wcfg = WarmStartConfig(**{**s["wcfg"].__dict__, "steps": max_steps})
     out = calibrate_warm_start(
         s["cfg"],
@@ -145,9 +148,19 @@ def calibrate(task_id: str, max_steps: int, every: int, pick: str) -> None:
         band=BAND,
         eval_every=every,
         pick=pick,
-        cache=SHIPPED,
+        cache=folder,
         progress=False,
     )
+    if cache and out["path"]:
+        import torch
+
+        from icml26.agents.looplm.model import LoopedTransformer
+
+        shipped = SHIPPED / Path(out["path"]).name
+        a, b = LoopedTransformer.load(out["path"]), LoopedTransformer.load(shipped)
+        out["matches_shipped"] = all(
+            torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values())
+        )
     out.update(
         task=task_id,
         band=BAND,
@@ -1011,6 +1024,9 @@ def main() -> None:
     c.add_argument("--max-steps", type=int, default=1500)
     c.add_argument("--every", type=int, default=50)
     c.add_argument(
+        "--cache", default=None, help="write the checkpoint here, not to the shipped folder"
+    )
+    c.add_argument(
         "--pick",
         choices=("middle", "last"),
         default="last",
@@ -1039,7 +1055,7 @@ def main() -> None:
 
     provenance(allow_dirty=args.allow_dirty)  # committed tree only (--allow-dirty: a draft)
     if args.cmd == "calibrate":
-        calibrate(args.task, args.max_steps, args.every, args.pick)
+        calibrate(args.task, args.max_steps, args.every, args.pick, args.cache)
     elif args.cmd == "depth":
         depth(args.task)
     elif args.cmd == "run":
