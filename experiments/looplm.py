@@ -334,8 +334,9 @@ def run(
                 print(r.traceback, file=sys.stderr, flush=True)
 
 
-def import_jsonl(task_id: str, path: str) -> None:
-    """Load TrialResults written by ``run --jsonl`` into the task's store."""
+def import_jsonl(task_id: str, path: str, commit: str | None = None) -> None:
+    """Load TrialResults written by ``run --jsonl`` into the task's store; ``commit`` names the
+    commit they ran at when the machine had no git checkout (their ``git_commit`` is None)."""
     from icml26.benchmarks.store import open_store
     from icml26.protocol import TrialResult
 
@@ -343,7 +344,10 @@ def import_jsonl(task_id: str, path: str) -> None:
     n = 0
     for line in Path(path).read_text().splitlines():
         if line.strip():
-            st.put(TrialResult.from_json(line))
+            r = TrialResult.from_json(line)
+            if r.git_commit is None and commit:
+                r.git_commit = commit
+            st.put(r)
             n += 1
     print(f"{n} trials from {path} into {_store(task_id)}")
 
@@ -1047,6 +1051,7 @@ def main() -> None:
     im = sub.add_parser("import")
     im.add_argument("--task", choices=TASKS, default=HEADLINE)
     im.add_argument("jsonl")
+    im.add_argument("--commit", default=None, help="the commit the trials ran at (no git there)")
     rep = sub.add_parser("report")
     rep.add_argument("--device", default="cpu", help="render the trials run on this device")
     add_allow_dirty(ap)
@@ -1068,7 +1073,7 @@ def main() -> None:
         seeds = tuple(as_seed_list(args.seeds))
         run(args.task, seeds, arms, args.device, args.workers, args.jsonl, args.smoke)
     elif args.cmd == "import":
-        import_jsonl(args.task, args.jsonl)
+        import_jsonl(args.task, args.jsonl, args.commit)
     else:
         report(args.device)
 
