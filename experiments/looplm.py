@@ -855,7 +855,7 @@ def report(device: str) -> None:
         + _sweep_section(c["sweep"] or [], CHOSEN)
         + ["## RL budget: the ladder", "", LADDER_TEXT, ""]
         + _cpu_ladder_section(c["sweep"] or [])
-        + [f"## The comparison on `{HEADLINE}` v{c['task'].version}", ""]
+        + [f"## The comparison on `{HEADLINE}` v{c['task'].version}", "", _verdict(summ), ""]
         + comp
         + [f"## The task: does depth matter on `{HEADLINE}`?", ""]
         + _depth_section(c["depth"], c["calibration"])
@@ -877,6 +877,41 @@ def report(device: str) -> None:
         head + FINDINGS + "\n" + SETUP.format(**ex) + "\n" + "\n".join(body) + "\n" + EARLIER
     )
     print(f"wrote {out}")
+
+
+def _verdict(s: dict[str, Any]) -> str:
+    """The claim "RLTT beats GRPO" judged by the page's rules: verdict words only when every RL
+    arm is at the plateau of its ladder; a difference counts when the seed-level and problem-level
+    tests agree after Holm."""
+    if not s.get("vs_grpo"):
+        return "No comparison yet."
+    words = {}
+    for a, v in s["vs_grpo"].items():
+        both = v["p_seed_holm"] < 0.05 and v["p_mcnemar_holm"] < 0.05
+        words[a] = ("better" if v["diff"] > 0 else "worse") if both else "no detectable difference"
+    rltt = [a for a in words if a.startswith("RLTT")]
+    detail = "; ".join(
+        f"{a}: {w} than GRPO" if w != "no detectable difference" else f"{a}: {w}"
+        for a, w in words.items()
+    )
+    not_flat = [a for a in RL_ARMS if a in s["plateau"] and not s["plateau"][a]]
+    if not_flat:
+        steps = ", ".join(
+            f"{a} {s['ladder'][a]['last'][0]:+.3f} [{s['ladder'][a]['last'][1]:+.3f}, "
+            f"{s['ladder'][a]['last'][2]:+.3f}]"
+            for a in not_flat
+        )
+        return (
+            "**Verdict: undecided at this budget.** Not every arm is at the plateau of its budget "
+            f"ladder (last doubling of the RL steps: {steps}), so the page's rule withholds "
+            f"verdict words. At this budget: {detail}."
+        )
+    if any(words[a] == "better" for a in rltt):
+        return f"**Verdict: RLTT's claim reproduced at this scale** ({detail})."
+    return (
+        "**Verdict: RLTT's claim (RLTT beats GRPO) not reproduced at this scale**: every arm is at "
+        f"its plateau and no RLTT weighting is better than GRPO at both levels ({detail})."
+    )
 
 
 def _bullet_numbers(s: dict[str, Any]) -> dict[str, Any]:
