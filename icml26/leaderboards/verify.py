@@ -220,7 +220,7 @@ def _one_trial(
         agent_kwargs=dict(entry.agent.get("kwargs", {})),
         started_at=started,
         extra=_jsonable_or_note(outcome.extra),
-        **({"task_hash": task.definition_hash} if hasattr(task, "definition_hash") else {}),
+        task_hash=getattr(task, "definition_hash", ""),
     )
 
 
