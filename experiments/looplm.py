@@ -259,18 +259,22 @@ def _trial_specs(
     labels: tuple[str, ...],
     device: str,
     extra_kw: dict[str, Any] | None = None,
+    scales: tuple[float, ...] = (1.0,),
 ) -> list[Any]:
-    """Every (arm, seed) trial; ``device`` other than the CPU enters the agent kwargs (and so the
-    trial key: results of two devices never mix)."""
+    """Every (scale, arm, seed) trial, largest scale first (the longest trials start first);
+    ``device`` other than the CPU enters the agent kwargs (and so the trial key: results of two
+    devices never mix). The warm-start arms have no RL budget to scale: scale 1 only."""
     import icml26.benchmarks as bm
     from icml26.benchmarks.trial import TrialSpec  # not via the runner: no sqlalchemy needed
 
     t = bm.get_task(task_id)
     kw = {**AGENT_KW, **({"device": device} if device != "cpu" else {}), **(extra_kw or {})}
     return [
-        TrialSpec(t.id, t.version, ARMS[lab][0], {**kw, **ARMS[lab][1]}, int(seed))
+        TrialSpec(t.id, t.version, ARMS[lab][0], {**kw, **ARMS[lab][1]}, int(seed), s)
+        for s in sorted(scales, reverse=True)
         for seed in seeds
         for lab in labels
+        if s == 1.0 or ARMS[lab][0] != "looplm-sft"
     ]
 
 
@@ -282,6 +286,7 @@ def run(
     workers: int = 1,
     jsonl: str | None = None,
     smoke: bool = False,
+    scales: tuple[float, ...] = (1.0,),
 ) -> None:
     """Run the trials not yet finished into the task's store, or (``jsonl``) append them as JSON
     lines to that file: the machine then needs no results store (sqlalchemy), only torch, numpy,
@@ -303,7 +308,7 @@ def run(
         if failed:
             sys.exit(1)
         return
-    specs = _trial_specs(task_id, seeds, labels, device)
+    specs = _trial_specs(task_id, seeds, labels, device, scales=scales)
     if jsonl is None:
         from icml26.benchmarks.runner import run as run_trials
 
@@ -326,8 +331,8 @@ def run(
             f.flush()
             acc = r.metrics.get("accuracy", float("nan"))
             print(
-                f"{r.agent_name} {r.agent_kwargs.get('n_layers', '')} seed {r.seed}: {r.status} "
-                f"acc {acc:.3f} {r.wall_time_s:.0f}s",
+                f"{r.agent_name} {r.agent_kwargs.get('n_layers', '')} x{r.budget_scale:g} seed "
+                f"{r.seed}: {r.status} acc {acc:.3f} {r.wall_time_s:.0f}s",
                 flush=True,
             )
             if r.status != "FINISHED":
@@ -370,9 +375,9 @@ def _label_of(r: Any) -> str | None:
     return None
 
 
-def _collect(device: str) -> dict[str, Any]:
-    """The finished trials of the headline task on ``device`` (from the store, else from the
-    committed archive), the sweep rows and the depth and calibration measurements."""
+def _collect() -> dict[str, Any]:
+    """The finished trials of the headline task by device and budget scale (from the store, else
+    from the committed archive), the sweep rows and the depth and calibration measurements."""
     import lzma
 
     import icml26.benchmarks as bm
@@ -400,12 +405,15 @@ def _collect(device: str) -> dict[str, Any]:
         raw = json.loads(lzma.decompress(RAW.read_bytes()))
     else:
         raise SystemExit(f"no store {_store(HEADLINE)} and no archive {RAW}")
-    trials: dict[str, dict[int, Any]] = {lab: {} for lab in ARMS}
+    # device -> budget scale -> arm -> seed -> TrialResult
+    trials: dict[str, dict[float, dict[str, dict[int, Any]]]] = {}
     for d in raw["trials"]:
         r = TrialResult.from_dict(d)
         lab = _label_of(r)
-        if lab is not None and r.agent_kwargs.get("device", "cpu") == device:
-            trials[lab][r.seed] = r
+        if lab is not None:
+            dev = str(r.agent_kwargs.get("device", "cpu"))
+            by_scale = trials.setdefault(dev, {})
+            by_scale.setdefault(r.budget_scale, {a: {} for a in ARMS})[lab][r.seed] = r
     return {
         "task": task,
         "trials": trials,
@@ -490,11 +498,21 @@ class Comparison:
     ev: dict[str, list[dict[str, Any]]]  # label -> per-seed extra["eval"]
     rl_steps: int
     ladder: list[float]
+    device_trials: dict[float, dict[str, dict[int, Any]]]  # every scale run on this device
 
 
-def _comparison(c: dict[str, Any], device: str) -> tuple[list[str], dict[str, Any]]:
-    data = c["trials"]
-    ex = c["task"].budget.extra
+def _comparison(
+    c: dict[str, Any], device: str, scale: float, tag: str
+) -> tuple[list[str], dict[str, Any]]:
+    by_scale = c["trials"][device]
+    # the warm-start arms have no RL budget: scale 1 at every rung
+    data = {
+        lab: (by_scale.get(1.0, {}) if ARMS[lab][0] == "looplm-sft" else by_scale[scale]).get(
+            lab, {}
+        )
+        for lab in ARMS
+    }
+    ex = c["task"].budget.scaled(scale).extra
     if not data["warm start"] or not data["GRPO"]:
         return ["No finished trials of the comparison yet.", ""], {}
     seeds = sorted(set(data["warm start"]) & set(data["GRPO"]))
@@ -509,13 +527,14 @@ def _comparison(c: dict[str, Any], device: str) -> tuple[list[str], dict[str, An
         ev={a: [data[a][s].extra["eval"] for s in seeds] for a in labs},
         rl_steps=int(ex["rl_steps"]),
         ladder=list(ex.get("ladder", ())),
+        device_trials=by_scale,
     )
-    summary: dict[str, Any] = {"seeds": seeds, "device": device}
+    summary: dict[str, Any] = {"seeds": seeds, "device": device, "rl_steps": cmp.rl_steps}
     lines = _arm_table(cmp, device, summary)
     lines += _vs_grpo(cmp, summary)
     lines += _ladder_table(cmp, summary)
     lines += _pairs(cmp, summary)
-    lines += _figures(cmp, c["task"].version)
+    lines += _figures(cmp, tag)
     return lines, summary
 
 
@@ -612,65 +631,74 @@ def _vs_grpo(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
 
 
 def _ladder_of(cmp: Comparison, a: str) -> dict[int, np.ndarray]:
-    """Final-loop accuracy per seed at every RL budget of the arm's trials (snapshots + final)."""
-    out: dict[int, list[float]] = {}
-    for s in cmp.seeds:
-        for snap in cmp.data[a][s].extra["eval"].get("ladder", []):
-            out.setdefault(snap["rl_steps"], []).append(snap["accuracy"])
-    ladder = {k: np.array(v) for k, v in sorted(out.items())}
-    ladder[cmp.rl_steps] = cmp.acc[a]
-    return ladder
-
-
-def _plateau(top: np.ndarray, prev: np.ndarray) -> tuple[bool, Any]:
-    """The studies layer's rule (``icml26.stats.plateau_test`` on branch wip/studies, not yet on
-    main: use it once it lands): at plateau when the paired 95% interval of the last doubling's
-    change lies within +-PLATEAU_TOL of the lower rung's mean."""
-    from icml26.stats import paired_test
-
-    r = paired_test(top, prev, seed=0)
-    tol = PLATEAU_TOL * abs(float(prev.mean()))
-    return bool(-tol <= r.low and r.high <= tol), r
+    """Final-loop accuracy per seed (the comparison's seeds) at every RL budget this device ran
+    for the arm, up to the comparison's: trial ends, and the snapshots trials keep on the way
+    (equal to a trial of that budget; a trial end wins over a snapshot of the same budget)."""
+    snaps: dict[int, dict[int, float]] = {}
+    ends: dict[int, dict[int, float]] = {}
+    for trials in cmp.device_trials.values():
+        for seed, r in trials.get(a, {}).items():
+            if seed not in cmp.seeds:
+                continue
+            ends.setdefault(int(r.extra["learn"]["rl_steps"]), {})[seed] = r.metrics["accuracy"]
+            for snap in r.extra["eval"].get("ladder", []):
+                snaps.setdefault(int(snap["rl_steps"]), {})[seed] = snap["accuracy"]
+    rungs = {**snaps, **ends}
+    return {
+        k: np.array([v[s] for s in cmp.seeds])
+        for k, v in sorted(rungs.items())
+        if k <= cmp.rl_steps and set(cmp.seeds) <= set(v)
+    }
 
 
 def _ladder_table(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
-    """The budget ladder inside every trial: is each arm at its plateau?"""
+    """The budget ladder of every arm on this device: is each arm at its plateau?"""
+    from icml26.stats import plateau_test
+
     arms = [a for a in (*RL_ARMS, "4-layer GRPO") if a in cmp.labs]
     steps = ", ".join(str(int(round(f * cmp.rl_steps))) for f in cmp.ladder)
     lines = [
         f"**Budget ladder (every arm, {len(cmp.seeds)} seeds).** Final-loop held-out accuracy after "
-        f"s of the task's {cmp.rl_steps} RL steps (each trial keeps its weights at s = {steps}; "
-        "with a constant lr these equal trials of budget s, tested in "
-        "`tests/looplm/test_looplm_ladder.py`). Last doubling: mean paired change from s/2 to s "
-        "over seeds with a BCa 95% interval and sign-flip p; an arm counts as at its plateau when "
-        f"that interval lies within +-{PLATEAU_TOL:.0%} of the accuracy at s/2 (the studies layer's "
-        "rule, `plateau_test`).",
+        f"s RL steps, up to these trials' {cmp.rl_steps}: the ends of the trials run on this device "
+        f"(task budget x budget_scale) and the weights every trial keeps on the way (s = {steps} "
+        "here; with a constant lr these equal trials of budget s, tested in "
+        "`tests/looplm/test_looplm_ladder.py`). Last doubling: the paired change over the last "
+        "two rungs with a BCa 95% interval and sign-flip p (`icml26.stats.plateau_test`): at "
+        f"plateau when the interval lies within +-{PLATEAU_TOL:.0%} of the lower rung's accuracy.",
         "",
     ]
     plateau: dict[str, bool] = {}
     summary["ladder"] = {}
-    for a in arms:
-        la = _ladder_of(cmp, a)
+    ladders = {a: _ladder_of(cmp, a) for a in arms}
+    cols = sorted({k for la in ladders.values() for k in la})
+    lines += [
+        "| arm | warm start | "
+        + " | ".join(f"s = {k}" for k in cols)
+        + " | last doubling [95% CI], p | at plateau |",
+        "|---|---|" + "---|" * (len(cols) + 2),
+    ]
+    for a, la in ladders.items():
         ks = list(la)
-        if len(lines) == 2:
-            lines += [
-                "| arm | warm start | "
-                + " | ".join(f"s = {k}" for k in ks)
-                + " | last doubling [95% CI], p | at plateau |",
-                "|---|---|" + "---|" * (len(ks) + 2),
-            ]
-        base = cmp.acc["4-layer warm start" if a.startswith("4-layer") else "warm start"]
-        at, last = _plateau(la[ks[-1]], la[ks[-2]]) if len(ks) > 1 else (False, None)
+        warm = "4-layer warm start" if a.startswith("4-layer") else "warm start"
+        base = f"{cmp.acc[warm].mean():.3f}" if warm in cmp.acc else "-"
+        last = (
+            plateau_test({k: la[k] for k in ks[-2:]}, tolerance=PLATEAU_TOL)
+            if len(ks) > 1
+            else None
+        )
+        at = bool(last is not None and last.at_plateau)
         plateau[a] = at
         summary["ladder"][a] = {k: float(v.mean()) for k, v in la.items()} | {
-            "last": None if last is None else (last.diff, last.low, last.high, last.p_value)
+            "last": None
+            if last is None
+            else (last.improvement, last.low, last.high, last.p_value, last.status)
         }
         lines.append(
-            f"| {a} | {base.mean():.3f} | "
-            + " | ".join(f"{la[k].mean():.3f}" for k in ks)
+            f"| {a} | {base} | "
+            + " | ".join(f"{la[k].mean():.3f}" if k in la else "-" for k in cols)
             + (
-                f" | {last.diff:+.3f} [{last.low:+.3f}, {last.high:+.3f}], {_p(last.p_value)} | "
-                f"{'yes' if at else 'no'} |"
+                f" | {last.improvement:+.3f} [{last.low:+.3f}, {last.high:+.3f}], "
+                f"{_p(last.p_value)} | {last.status} |"
                 if last is not None
                 else " | - | - |"
             )
@@ -709,7 +737,7 @@ def _pairs(cmp: Comparison, summary: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
-def _figures(cmp: Comparison, version: int) -> list[str]:
+def _figures(cmp: Comparison, tag: str) -> list[str]:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
@@ -754,7 +782,7 @@ def _figures(cmp: Comparison, version: int) -> list[str]:
     axes[0, 0].legend(fontsize=7)
     axes[1, 0].legend(fontsize=7)
     fig.tight_layout()
-    name = f"looplm_{_name(HEADLINE)}-v{version}.png"
+    name = f"looplm_{_name(HEADLINE)}-{tag}.png"
     fig.savefig(FIG / name, dpi=100)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -774,7 +802,7 @@ def _figures(cmp: Comparison, version: int) -> list[str]:
     )
     ax.legend(fontsize=7)
     fig.tight_layout()
-    lname = f"looplm_{_name(HEADLINE)}-v{version}-ladder.png"
+    lname = f"looplm_{_name(HEADLINE)}-{tag}-ladder.png"
     fig.savefig(FIG / lname, dpi=100)
     plt.close(fig)
     return [
@@ -847,15 +875,33 @@ def report(device: str) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     FIG.mkdir(parents=True, exist_ok=True)
     prov = provenance(allow_dirty=True)
-    c = _collect(device)
-    comp, summ = _comparison(c, device)
+    c = _collect()
     ex = c["task"].budget.extra
+    comp: list[str] = []
+    summ: dict[str, Any] = {}
+    devices = sorted(c["trials"], key=lambda d: (d != device, d))
+    for dev in devices:
+        for scale in sorted(c["trials"][dev], reverse=True):
+            steps = int(c["task"].budget.scaled(scale).extra["rl_steps"])
+            tag = f"v{c['task'].version}-{dev}-{steps}"
+            lines, sm = _comparison(c, dev, scale, tag)
+            if not sm:
+                continue
+            head = not summ
+            summ = summ or sm
+            comp += [
+                f"### {'Headline: ' if head else ''}{steps} RL steps on `{dev}` "
+                f"(budget scale {scale:g})",
+                "",
+                *([_verdict(sm), ""] if head else []),
+                *lines,
+            ]
     body = (
         ["## RL configuration: a sweep on a validation split", "", SWEEP_TEXT, ""]
         + _sweep_section(c["sweep"] or [], CHOSEN)
         + ["## RL budget: the ladder", "", LADDER_TEXT, ""]
         + _cpu_ladder_section(c["sweep"] or [])
-        + [f"## The comparison on `{HEADLINE}` v{c['task'].version}", "", _verdict(summ), ""]
+        + [f"## The comparison on `{HEADLINE}` v{c['task'].version}", ""]
         + comp
         + [f"## The task: does depth matter on `{HEADLINE}`?", ""]
         + _depth_section(c["depth"], c["calibration"])
@@ -1083,12 +1129,15 @@ def main() -> None:
         "--jsonl", default=None, help="append results to this JSON-lines file, not to the store"
     )
     r.add_argument("--smoke", action="store_true", help="2 RL steps per arm, first seed, no output")
+    r.add_argument(
+        "--budget-scale", default="1", help="comma-separated budget scales (the ladder), e.g. 1,4"
+    )
     im = sub.add_parser("import")
     im.add_argument("--task", choices=TASKS, default=HEADLINE)
     im.add_argument("jsonl")
     im.add_argument("--commit", default=None, help="the commit the trials ran at (no git there)")
     rep = sub.add_parser("report")
-    rep.add_argument("--device", default="cpu", help="render the trials run on this device")
+    rep.add_argument("--device", default="cpu", help="the headline's device (its largest scale)")
     add_allow_dirty(ap)
 
     args = ap.parse_args()
@@ -1106,7 +1155,8 @@ def main() -> None:
         if unknown:
             ap.error(f"--arms: unknown {unknown}; known: {list(ARMS)}")
         seeds = tuple(as_seed_list(args.seeds))
-        run(args.task, seeds, arms, args.device, args.workers, args.jsonl, args.smoke)
+        scales = tuple(float(x) for x in args.budget_scale.split(","))
+        run(args.task, seeds, arms, args.device, args.workers, args.jsonl, args.smoke, scales)
     elif args.cmd == "import":
         import_jsonl(args.task, args.jsonl, args.commit)
     else:

@@ -136,6 +136,9 @@ PERMUTATION_HOPS_V1 = Task(
             "inject_input": True,
             "warm_start_steps": WARM_STEPS_HOPS_8X3,
         },
+        # a budget ladder (TrialSpec.budget_scale) scales the RL steps; the warm start is the
+        # shipped calibrated checkpoint at every scale
+        learning_extra=("rl_steps",),
     ),
     description="p^3(x) for a permutation p of 8 letters (3 look-ups, orbit distinct) on a looped model "
     "with ONE shared block per loop and input injection; calibrated warm start, then 240 RL steps of "
