@@ -261,21 +261,23 @@ def _trial_specs(
     extra_kw: dict[str, Any] | None = None,
     scales: tuple[float, ...] = (1.0,),
 ) -> list[Any]:
-    """Every (scale, arm, seed) trial, largest scale first (the longest trials start first);
-    ``device`` other than the CPU enters the agent kwargs (and so the trial key: results of two
-    devices never mix). The warm-start arms have no RL budget to scale: scale 1 only."""
+    """Every (scale, arm, seed) trial: the warm starts, then the largest scale first, seed by seed; ``device`` other than the CPU enters the agent kwargs (and so the trial key:
+    results of two devices never mix). The warm-start arms have no RL budget to scale: they run
+    once, at scale 1, whatever the scales."""
     import icml26.benchmarks as bm
     from icml26.benchmarks.trial import TrialSpec  # not via the runner: no sqlalchemy needed
 
     t = bm.get_task(task_id)
     kw = {**AGENT_KW, **({"device": device} if device != "cpu" else {}), **(extra_kw or {})}
-    return [
+    specs = [
         TrialSpec(t.id, t.version, ARMS[lab][0], {**kw, **ARMS[lab][1]}, int(seed), s)
-        for s in sorted(scales, reverse=True)
+        for s in sorted(set(scales) | {1.0}, reverse=True)
         for seed in seeds
         for lab in labels
-        if s == 1.0 or ARMS[lab][0] != "looplm-sft"
+        if (ARMS[lab][0] == "looplm-sft") == (s == 1.0) or (s == 1.0 and 1.0 in scales)
     ]
+    # the warm-start trials (a few seconds each) first: every other arm is compared with them
+    return sorted(specs, key=lambda sp: sp.agent != "looplm-sft")
 
 
 def run(
