@@ -253,6 +253,40 @@ RL_ARMS = ("GRPO", "RLTT uniform", "RLTT progressive", "RLTT exit_pdf", "RLTT le
 VS_GRPO = RL_ARMS[1:]
 
 
+def _read_lines(path: Path) -> list[str]:
+    """The lines of a JSON-lines file, gzipped (``.gz``: one gzip member per line, so a run killed
+    mid-write loses only its last line) or plain."""
+    import zlib
+
+    if not path.exists():
+        return []
+    if path.suffix != ".gz":
+        return [x for x in path.read_text().splitlines() if x.strip()]
+    out, data = [], path.read_bytes()
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            text = d.decompress(data)
+        except zlib.error:
+            break
+        if not d.eof:  # a member cut short by a kill
+            break
+        out += [x for x in text.decode().splitlines() if x.strip()]
+        data = d.unused_data
+    return out
+
+
+def _append_line(path: Path, line: str) -> None:
+    import gzip
+
+    if path.suffix == ".gz":
+        with gzip.open(path, "at") as f:
+            f.write(line + "\n")
+    else:
+        with path.open("a") as f:
+            f.write(line + "\n")
+
+
 def _trial_specs(
     task_id: str,
     seeds: tuple[int, ...],
@@ -320,17 +354,15 @@ def run(
     path = Path(jsonl)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = set()
-    if path.exists():
-        for line in path.read_text().splitlines():
-            r = TrialResult.from_json(line)
-            if r.status == "FINISHED":
-                done.add(r.key)
+    for line in _read_lines(path):
+        r = TrialResult.from_json(line)
+        if r.status == "FINISHED":
+            done.add(r.key)
     todo = [s for s in specs if s.key not in done]
     print(f"{len(todo)} trials to run ({len(specs) - len(todo)} already in {path})", flush=True)
-    with path.open("a") as f:
+    if todo:
         for r in make_executor(executor, workers=workers).run(todo):
-            f.write(r.to_json() + "\n")
-            f.flush()
+            _append_line(path, r.to_json())
             acc = r.metrics.get("accuracy", float("nan"))
             print(
                 f"{r.agent_name} {r.agent_kwargs.get('n_layers', '')} x{r.budget_scale:g} seed "
@@ -349,13 +381,12 @@ def import_jsonl(task_id: str, path: str, commit: str | None = None) -> None:
 
     st = open_store(str(_store(task_id)))
     n = 0
-    for line in Path(path).read_text().splitlines():
-        if line.strip():
-            r = TrialResult.from_json(line)
-            if r.git_commit is None and commit:
-                r.git_commit = commit
-            st.put(r)
-            n += 1
+    for line in _read_lines(Path(path)):
+        r = TrialResult.from_json(line)
+        if r.git_commit is None and commit:
+            r.git_commit = commit
+        st.put(r)
+        n += 1
     print(f"{n} trials from {path} into {_store(task_id)}")
 
 

@@ -10,10 +10,10 @@
 # the wheels of gymnasium and farama-notifications in results/wheels (pure Python; carried).
 # Starts CUDA MPS when it can (many small processes then share the GPU without time slicing),
 # runs a 2-step smoke of every arm (exit 1 if one fails), then the trials with WORKERS processes
-# in all (default 16: 3 for the ladder), appending each TrialResult to $OUT/looplm-cuda*.jsonl as
+# in all (default 16: 3 for the ladder), appending each TrialResult to $OUT/looplm-cuda*.jsonl.gz as
 # it finishes, seed by seed; stops after LIMIT_S seconds (default 600) so what finished comes
-# back. Partial files carried in as results/looplm-cuda*.jsonl are continued. Load them here with
-#     python experiments/looplm.py import results/looplm-cuda.jsonl --commit <commit run>
+# back. Partial files carried in as results/looplm-cuda*.jsonl.gz are continued. Load them here with
+#     python experiments/looplm.py import results/looplm-cuda.jsonl.gz --commit <commit run>
 set -u
 WORKERS=${1:-16}
 LIMIT=${2:-600}
@@ -21,10 +21,16 @@ DEVICE=${DEVICE:-cuda}  # DEVICE=cpu SEEDS=0 bash ... checks the script on a mac
 SEEDS=${SEEDS:-0-9}
 OUT=${OUT:-results/device-out}
 mkdir -p "$OUT"
-[ -f results/looplm-cuda.jsonl ] && cp results/looplm-cuda.jsonl "$OUT/looplm-cuda.jsonl"
+exec > >(tee "$OUT/looplm-device.log") 2>&1
+[ -f results/looplm-cuda.jsonl.gz ] && cp results/looplm-cuda.jsonl.gz "$OUT/looplm-cuda.jsonl.gz"
 PY=${PY:-python3}
-[ "${PIP_WHEELS:-1}" = 1 ] && $PY -m pip install --no-index --no-deps -q results/wheels/*.whl 2>&1 | tail -2
+if [ "${PIP_WHEELS:-1}" = 1 ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site results/wheels/*.whl || exit 1
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 export ICML26_TORCH_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.used --format=csv,noheader || true
 MPS=0
 if [ "$DEVICE" = cuda ] && command -v nvidia-cuda-mps-control >/dev/null; then
@@ -44,12 +50,13 @@ if ! $PY experiments/looplm.py --allow-dirty run --smoke --device "$DEVICE" --wo
   fi
 fi
 echo "smoke done in $(( $(date +%s) - t0 )) s (MPS=$MPS)"
-[ -f results/looplm-cuda-ladder.jsonl ] && cp results/looplm-cuda-ladder.jsonl "$OUT/"
+[ -f results/looplm-cuda-ladder.jsonl.gz ] && cp results/looplm-cuda-ladder.jsonl.gz "$OUT/"
 timeout --signal=INT "$LIMIT" $PY experiments/looplm.py --allow-dirty run --device "$DEVICE" \
-  --arms GRPO --seeds 0-2 --budget-scale 8 --workers 3 --jsonl "$OUT/looplm-cuda-ladder.jsonl" &
+  --arms GRPO --seeds 0-2 --budget-scale 8 --workers 3 --jsonl "$OUT/looplm-cuda-ladder.jsonl.gz" &
+LADDER=$!
 timeout --signal=INT "$LIMIT" $PY experiments/looplm.py --allow-dirty run --device "$DEVICE" \
-  --seeds "$SEEDS" --budget-scale 4 --workers $(( WORKERS > 4 ? WORKERS - 3 : 1 )) --jsonl "$OUT/looplm-cuda.jsonl"
-wait
-echo "after $(( $(date +%s) - t0 )) s: $(cat "$OUT"/looplm-cuda*.jsonl | wc -l) trials in $OUT"
+  --seeds "$SEEDS" --budget-scale 4 --workers $(( WORKERS > 4 ? WORKERS - 3 : 1 )) --jsonl "$OUT/looplm-cuda.jsonl.gz"
+wait "$LADDER"  # (a bare wait would also wait for the tee above)
+echo "after $(( $(date +%s) - t0 )) s: $(zcat "$OUT"/looplm-cuda*.jsonl.gz 2>/dev/null | wc -l) trials in $OUT"
 [ "$MPS" = 1 ] && echo quit | nvidia-cuda-mps-control
 exit 0
