@@ -323,6 +323,7 @@ def run(
     jsonl: str | None = None,
     smoke: bool = False,
     scales: tuple[float, ...] = (1.0,),
+    reuse_workers: bool = False,
 ) -> None:
     """Run the trials not yet finished into the task's store, or (``jsonl``) append them as JSON
     lines to that file: the machine then needs no results store (sqlalchemy), only torch, numpy,
@@ -332,6 +333,8 @@ def run(
     from icml26.protocol import TrialResult
 
     executor = "process" if workers > 1 else "local"
+    # a worker process runs many trials (no spawn and CUDA start per trial): the GPU run
+    options = {"max_tasks_per_child": None} if reuse_workers and executor == "process" else {}
     if smoke:
         failed = 0
         for r in make_executor(executor, workers=workers).run(
@@ -361,7 +364,7 @@ def run(
     todo = [s for s in specs if s.key not in done]
     print(f"{len(todo)} trials to run ({len(specs) - len(todo)} already in {path})", flush=True)
     if todo:
-        for r in make_executor(executor, workers=workers).run(todo):
+        for r in make_executor(executor, workers=workers, **options).run(todo):
             _append_line(path, r.to_json())
             acc = r.metrics.get("accuracy", float("nan"))
             print(
@@ -1165,6 +1168,9 @@ def main() -> None:
     r.add_argument(
         "--budget-scale", default="1", help="comma-separated budget scales (the ladder), e.g. 1,4"
     )
+    r.add_argument(
+        "--reuse-workers", action="store_true", help="a worker process runs many trials (GPU)"
+    )
     im = sub.add_parser("import")
     im.add_argument("--task", choices=TASKS, default=HEADLINE)
     im.add_argument("jsonl")
@@ -1189,7 +1195,17 @@ def main() -> None:
             ap.error(f"--arms: unknown {unknown}; known: {list(ARMS)}")
         seeds = tuple(as_seed_list(args.seeds))
         scales = tuple(float(x) for x in args.budget_scale.split(","))
-        run(args.task, seeds, arms, args.device, args.workers, args.jsonl, args.smoke, scales)
+        run(
+            args.task,
+            seeds,
+            arms,
+            args.device,
+            args.workers,
+            args.jsonl,
+            args.smoke,
+            scales,
+            args.reuse_workers,
+        )
     elif args.cmd == "import":
         import_jsonl(args.task, args.jsonl, args.commit)
     else:
