@@ -1058,7 +1058,7 @@ Reading: **base** (0.625) is chosen. Two PPO epochs reach 0.629 (+0.004, within 
 the CPU per step; per seed +0.001, +0.010, 0.000); every other change is lower. The batch size
 matters as the issue diagnosed: at equal prompts, 16 / 32 / 64 / 128 prompts per step reach
 0.607 / 0.616 / 0.625 / 0.624, and v0's configuration (16 prompts in 4 minibatches at lr 3e-4,
-"v0-task") is the weakest but one. lr 3e-3 is unstable (0.589, near the warm start's 0.582);
+"v0-task") reaches 0.611. lr 3e-3 is unstable (0.589, near the warm start's 0.582);
 lr 3e-4 learns slower (0.614); splitting the batch into 2 or 4 minibatches or making 4 passes
 (where GRPO's clip acts on 0.3-5% of the tokens) does not help; KL beta 0 or 1e-2 changes
 little (0.620, 0.623)."""
