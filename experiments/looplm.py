@@ -378,7 +378,8 @@ def run(
 
 def import_jsonl(task_id: str, path: str, commit: str | None = None) -> None:
     """Load TrialResults written by ``run --jsonl`` into the task's store; ``commit`` names the
-    commit they ran at when the machine had no git checkout (their ``git_commit`` is None)."""
+    commit they ran at (a git archive of it on a machine where git sees no checkout, or another
+    one: the recorded value is kept in ``extra["git_commit_seen"]``)."""
     from icml26.benchmarks.store import open_store
     from icml26.protocol import TrialResult
 
@@ -386,7 +387,8 @@ def import_jsonl(task_id: str, path: str, commit: str | None = None) -> None:
     n = 0
     for line in _read_lines(Path(path)):
         r = TrialResult.from_json(line)
-        if r.git_commit is None and commit:
+        if commit:  # the machine ran a git archive of this commit (git there sees another tree)
+            r.extra["git_commit_seen"] = r.git_commit
             r.git_commit = commit
         st.put(r)
         n += 1
