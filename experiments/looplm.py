@@ -4,6 +4,7 @@
     OMP_NUM_THREADS=1 nice -n 10 python experiments/looplm.py depth --task looplm/addition-2d-1block
     OMP_NUM_THREADS=1 nice -n 10 python experiments/looplm.py run --task looplm/addition-2d-1block --seeds 0-9
     python experiments/looplm.py report
+    python experiments/looplm.py reference-store   # then: python -m icml26.leaderboards.reference build --results results/looplm-reference.db --task looplm/permutation-hops-8x3
 
 (the same ``calibrate`` / ``depth`` / ``run`` commands with ``--task looplm/permutation-hops-8x3``
 and ``calibrate --every 250 --max-steps 2500 --pick middle`` for the depth task)
@@ -393,6 +394,36 @@ def import_jsonl(task_id: str, path: str, commit: str | None = None) -> None:
         st.put(r)
         n += 1
     print(f"{n} trials from {path} into {_store(task_id)}")
+
+
+def reference_store(task_id: str, out: str) -> None:
+    """The trials the task's reference bundles are built from: the FINISHED CPU trials of the
+    registered definition at the task's own budget (scale 1), one per (arm, seed), written to the
+    store ``out`` with their per-step training curves dropped (``extra["learn"]["curves"]``, kept
+    in the page's raw archive) so that a bundle stays small. Then::
+
+        python -m icml26.leaderboards.reference build --results OUT --task TASK
+    """
+    import icml26.benchmarks as bm
+    from icml26.benchmarks.store import open_store
+
+    t = bm.get_task(task_id)
+    rows = [
+        r
+        for r in open_store(str(_store(task_id))).results(task_id=t.id, status="FINISHED")
+        if r.task_version == t.version
+        and r.task_hash == t.definition_hash
+        and r.budget_scale == 1.0
+        and "device" not in r.agent_kwargs
+        and _label_of(r) is not None
+    ]
+    st = open_store(out)
+    for r in rows:
+        learn = r.extra.get("learn")
+        if isinstance(learn, dict) and "curves" in learn:
+            r.extra["learn"] = {k: v for k, v in learn.items() if k != "curves"}
+        st.put(r)
+    print(f"{len(rows)} trials into {out}")
 
 
 # ------------------------------------------------------------------------------------------ report
@@ -1481,6 +1512,9 @@ def main() -> None:
     im.add_argument("--task", choices=TASKS, default=HEADLINE)
     im.add_argument("jsonl")
     im.add_argument("--commit", default=None, help="the commit the trials ran at (no git there)")
+    rs = sub.add_parser("reference-store")
+    rs.add_argument("--task", choices=TASKS, default=HEADLINE)
+    rs.add_argument("--out", default=str(ROOT / "results" / "looplm-reference.db"))
     rep = sub.add_parser("report")
     rep.add_argument("--device", default="cpu", help="the headline's device (its largest scale)")
     add_allow_dirty(ap)
@@ -1514,6 +1548,8 @@ def main() -> None:
         )
     elif args.cmd == "import":
         import_jsonl(args.task, args.jsonl, args.commit)
+    elif args.cmd == "reference-store":
+        reference_store(args.task, args.out)
     else:
         report(args.device)
 
