@@ -606,12 +606,30 @@ def _comparison(
         "rl_steps": cmp.rl_steps,
         "scale": scale,
     }
-    lines = _arm_table(cmp, device, summary)
+    lines = _trials_line(cmp, device) + _arm_table(cmp, device, summary)
     lines += _vs_grpo(cmp, summary)
     lines += _ladder_table(cmp, summary)
     lines += _pairs(cmp, summary)
     lines += _figures(cmp, tag)
     return lines, summary
+
+
+def _trials_line(cmp: Comparison, device: str) -> list[str]:
+    """Where the comparison's trials come from: their commits, torch and machine."""
+    rs = [r for lab in cmp.labs for r in cmp.data[lab].values()]
+    commits = sorted({r.git_commit[:7] for r in rs if r.git_commit})
+    torch = sorted({str(r.packages.get("torch")) for r in rs})
+    how = (
+        f"one GPU shared by {GPU_WORKERS} worker processes (`experiments/looplm_device.sh`), the "
+        "JSON lines imported with `experiments/looplm.py import`"
+        if device != "cpu"
+        else "`experiments/looplm.py run`"
+    )
+    return [
+        f"**Trials.** {len(rs)} trials at commit(s) {', '.join(f'`{c}`' for c in commits)}, torch "
+        f"{', '.join(torch)} on `{device}`: {how}.",
+        "",
+    ]
 
 
 def _arm_table(cmp: Comparison, device: str, summary: dict[str, Any]) -> list[str]:
@@ -1353,9 +1371,11 @@ held-out test accuracy of the trials after 30, 60, ..., 960 steps (with a consta
 after s steps are those of a run of s steps; `tests/looplm/test_looplm_ladder.py`). The issue
 asks for the task's budget at GRPO's plateau. This ladder does not reach it: GRPO still gains on
 the last doubling (and on the comparisons' own ladders below). The task's default of 240 steps is
-therefore not a plateau but what 10 seeds x 9 arms fit on this session's two shared CPU cores
-(about 2.5 CPU-hours); the comparison sections carry each arm's ladder, and the verdict rule reads
-them."""
+therefore not a plateau but what 10 seeds x 9 arms would fit on two CPU cores (about 2.5
+CPU-hours). That CPU comparison was planned and has not run (the sessions' shared CPU did not
+leave 2.5 hours for it); the comparison below is the one run on a GPU, 5 seeds at 2x the default
+(480 steps, ladder 60 / 120 / 240 / 480). The comparison sections carry each arm's ladder, and the
+verdict rule reads them."""
 FINDINGS = ""
 HEADER = """# looplm: GRPO vs RLTT on a looped transformer where loop depth matters, with RL that trains
 
@@ -1364,9 +1384,10 @@ model with ONE shared block looped 4 times (input injection); the 1-loop model w
 parameters stays at chance, so credit over the loops has something to act on. Issue 35: v0's RL
 barely moved the model (GRPO +0.014 over the warm start), so its verdict measured two arms that
 both stood still. Version 1 trains every arm with an RL configuration chosen on a validation
-split and a larger budget (240 steps of 64 prompts x 8, 24x v0's prompts); every trial scores its
-weights along the way, so each arm's budget ladder says whether it is at its plateau, and the
-verdict is given only where all are. A non-looped 4-layer model with the same parameter count and
+split and a larger budget (240 steps of 64 prompts x 8, 24x v0's prompts; the comparison measured
+here ran at 2x that, 480 steps, on 5 seeds); every trial scores its weights along the way, so each
+arm's budget ladder says whether it is at its plateau, and verdict words are given only where all
+are and 10 paired seeds were run. A non-looped 4-layer model with the same parameter count and
 training steps says what looping buys.
 
 Produced by `experiments/looplm.py` (`run`, `report`; the sweep and the ladder by
