@@ -136,8 +136,38 @@ def test_seeds_trained_jointly_equal_seeds_trained_alone(cls: Any, kwargs: dict[
     assert seeds_differ
     with pytest.raises(ValueError, match="same class"):
         fit_jointly([make(0), cls(**{**common, "lr": 1e-3})], data, budget)
-    with pytest.raises(ValueError, match="repeat"):
+    with pytest.raises(ValueError, match="repeats"):
         fit_jointly([make(0), make(0)], data, budget)
+
+
+def test_composite_balance_arms_train_together_as_alone() -> None:
+    """Members may differ in the composite loss's balance: a learned theta from 0, a fixed
+    w = 1/2, and the release's learned theta from -pi/2 train side by side exactly as alone (the
+    fixed member's theta stays put)."""
+    data = _dataset(_walk(300, 6))
+    budget = Budget(updates=8)
+    arms = [
+        ({}, 0),
+        ({"loss": "fixed"}, 0),
+        ({"theta0": -1.5707963267948966}, 1),
+    ]
+    common = {**_TINY, "finetune_lengths": (2,), "progress": False, "val_points": 0, "lr": 1e-2}
+
+    def make(kw: dict[str, Any], seed: int) -> EMFormerForecaster:
+        a = EMFormerForecaster(**common, **kw)
+        a.reset(seed)
+        return a
+
+    alone = [make(kw, s) for kw, s in arms]
+    stats = [a.learn(data, budget) for a in alone]
+    together = [make(kw, s) for kw, s in arms]
+    jstats = fit_jointly(together, data, budget)
+    for a, b, st, jst in zip(alone, together, stats, jstats, strict=True):
+        for pa, pb in zip(a.model.parameters(), b.model.parameters(), strict=True):
+            torch.testing.assert_close(pb, pa, rtol=2e-4, atol=2e-5)
+        assert jst["composite_theta"] == pytest.approx(st["composite_theta"], abs=1e-5)
+        assert jst["config"]["loss"] == st["config"]["loss"]
+    assert jstats[1]["composite_theta"] == 0.0 and abs(jstats[0]["composite_theta"]) > 1e-3
 
 
 def test_validation_curve_starts_at_anomaly_persistence() -> None:

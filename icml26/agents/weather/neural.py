@@ -206,17 +206,29 @@ class NeuralForecaster(WeatherForecaster):
 def fit_jointly(
     agents: Sequence[NeuralForecaster], data: Any, budget: Budget | None = None
 ) -> list[dict[str, Any]]:
-    """Train ``agents`` (one configuration, one seed each, set by ``reset``) side by side and
-    mark them fitted, as ``learn`` would one at a time; returns each one's training stats.
+    """Train ``agents`` (one seed each, set by ``reset``) side by side and mark them fitted, as
+    ``learn`` would one at a time; returns each one's training stats.
 
-    Every agent must be of the same class with the same architecture and :class:`TrainConfig`
-    (the seed is the only difference); validation data, if any, must be the same object."""
+    Every agent must be of the same class with the same architecture and :class:`TrainConfig`,
+    except that the composite loss's balance may differ between members (``loss`` "composite"
+    or "fixed", and ``theta0``: a fixed member's theta gets no gradient); validation data, if
+    any, must be the same object."""
     agents = list(agents)
     if not agents:
         raise ValueError("fit_jointly: no agents")
     first = agents[0]
+    def shared(cfg: TrainConfig) -> dict[str, Any]:
+        d = asdict(cfg)
+        if cfg.loss in ("composite", "fixed"):
+            d["loss"], d["theta0"] = "composite/fixed", None
+        return d
+
     for a in agents[1:]:
-        if type(a) is not type(first) or a.arch != first.arch or a.config != first.config:
+        if (
+            type(a) is not type(first)
+            or a.arch != first.arch
+            or shared(a.config) != shared(first.config)
+        ):
             raise ValueError(
                 "fit_jointly: every agent needs the same class, architecture and training "
                 f"configuration; {type(a).__name__} {a.arch} differs from "
@@ -226,9 +238,11 @@ def fit_jointly(
             raise ValueError("fit_jointly: the agents were given different validation data")
         if a.context_length != first.context_length:
             raise ValueError("fit_jointly: the agents read different history lengths")
-    seeds = [a._seed for a in agents]
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"fit_jointly: the agents' seeds repeat: {seeds} (reset each first)")
+    members = [(a._seed, a.config.loss, a.config.theta0) for a in agents]
+    if len(set(members)) != len(members):
+        raise ValueError(
+            f"fit_jointly: (seed, loss, theta0) repeats among {members} (reset each first)"
+        )
     ds = as_weather_dataset(data)
     for a in agents:
         a.channels = ds.channels
@@ -258,8 +272,10 @@ class _Members:
         def stacked(mods: list[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             named = [dict(m.named_parameters()) for m in mods]
             params = {
-                k: torch.stack([d[k].detach() for d in named]).requires_grad_(p.requires_grad)
-                for k, p in named[0].items()
+                k: torch.stack([d[k].detach() for d in named]).requires_grad_(
+                    any(d[k].requires_grad for d in named)
+                )
+                for k in named[0]
             }
             bufs = [dict(m.named_buffers()) for m in mods]
             return params, {k: torch.stack([d[k] for d in bufs]) for k in bufs[0]}
@@ -303,6 +319,18 @@ class _Members:
         if self.n == 1:
             return self.losses[0](pred[0], target[0])[None]
         return self._loss(self.l_params, self.l_bufs, pred, target)
+
+    def freeze_fixed_balance(self) -> None:
+        """Zero the theta gradient of members whose composite-loss balance is fixed (stacked with
+        learning members, their theta must not move: Adam then steps it by exactly 0)."""
+        if self.n == 1 or "theta" not in self.l_params:
+            return
+        import torch
+
+        theta = self.l_params["theta"]
+        fixed = [not lf.theta.requires_grad for lf in self.losses]
+        if theta.grad is not None and any(fixed):
+            theta.grad[torch.tensor(fixed, dtype=torch.bool, device=theta.device)] = 0.0
 
     def clip(self, max_norm: float) -> None:
         """Clip each member's gradient (network and loss together) to norm ``max_norm``, as
@@ -427,9 +455,10 @@ def _train(  # noqa: C901
                 torch.manual_seed(0 if o._seed is None else int(o._seed))
                 o.model = o.build_model(h * n_c + 4 + 3, n_c, (n_lat, n_lon))
             o.model.to(dev)
+            oc = o.config
             o.loss_fn = (
-                CompositeLoss(n_c, w_lat, cfg.theta0, learn_balance=cfg.loss == "composite")
-                if cfg.loss in ("composite", "fixed")
+                CompositeLoss(n_c, w_lat, oc.theta0, learn_balance=oc.loss == "composite")
+                if oc.loss in ("composite", "fixed")
                 else WeightedMSELoss(w_lat)
             ).to(dev)
             models.append(o.model)
@@ -497,6 +526,7 @@ def _train(  # noqa: C901
                 loss = loss / length
                 opt.zero_grad()
                 loss.sum().backward()
+                members.freeze_fixed_balance()
                 members.clip(cfg.grad_clip)
                 opt.step()
                 sched.step()
@@ -533,7 +563,8 @@ def _train(  # noqa: C901
                     "inits": int(len(val["idx"])),
                     "points": val_curve[i],
                 }
-            if cfg.loss in ("composite", "fixed"):
+            stats["config"].update(loss=o.config.loss, theta0=o.config.theta0)
+            if o.config.loss in ("composite", "fixed"):
                 lf: Any = o.loss_fn
                 stats["composite_balance_w"] = lf.balance
                 stats["composite_theta"] = float(lf.theta.detach())

@@ -1,0 +1,509 @@
+"""The weather budget ladder (issue 37): EMFormer, its ablations, the release's loss setting and
+the ResNet on ``weather/qg-turbulent`` v2 at 1x, 2x, 4x and 8x the task's update budget, 10
+seeds each, plus the deterministic baselines, as one resumable command.
+
+    python experiments/weather_ladder.py plan                         # trials, jobs, cost
+    python experiments/weather_ladder.py run --workers 2              # CPU: one trial per job
+    python experiments/weather_ladder.py run --device cuda --workers 16 --deadline 540 \\
+        --store $OUT/weather_ladder.jsonl                             # GPU: seeds side by side
+    python experiments/weather_ladder.py digest                       # the data's checksums
+
+Why a script and not an ``icml26 study``: on a GPU the seeds of one configuration train side by
+side (``run_trials_jointly``: one vmap over the stacked networks, equal to training them one at
+a time up to float rounding), which is one job for many trials, and the GPU image has neither
+SQLAlchemy (the results store) nor gymnasium; gymnasium travels as a plain folder
+(``vendor``). Every trial still goes through the task's own ``run_trial`` code path
+(``icml26.benchmarks.tasks.weather``: same env, data, budget, initializations and scoring).
+
+The store is a JSON-lines file, one line per trial: ``{"key", "budget_scale", "result"}`` with
+the ``TrialResult`` as the harness stores it (its key plus ``|x<scale>``). A re-run skips every
+FINISHED trial. ``--deadline`` (seconds since start) stops the run cleanly: jobs in flight are
+killed, finished ones are kept. Each result records a digest of the ``icml26`` sources it ran
+(``extra["source_digest"]``; the GPU copy of the tree has no git) and of the generated data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = "weather/qg-turbulent"
+VERSION = 2
+STORE = ROOT / "results" / "weather" / "ladder.jsonl"
+SCALES = (1, 2, 4, 8)
+SEEDS = tuple(range(10))
+RELEASE_THETA0 = -math.pi / 2  # the released code's initial balance angle (w = 0, stationary)
+
+# name -> (registered agent, kwargs); every learned arm spends the (scaled) task budget
+ARMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "emformer": ("emformer", {}),
+    "emformer-no-multiscale": ("emformer", {"multiscale": False}),
+    "emformer-no-finetune": ("emformer", {"finetune_lengths": []}),
+    "emformer-fixed-loss": ("emformer", {"loss": "fixed"}),
+    "emformer-release-theta0": ("emformer", {"theta0": RELEASE_THETA0}),
+    "resnet": ("weather-resnet", {}),
+}
+# arms that train side by side in one job on a GPU (same network and schedule)
+GROUPS = (
+    ("emformer", "emformer-fixed-loss", "emformer-release-theta0"),
+    ("emformer-no-multiscale",),
+    ("emformer-no-finetune",),
+    ("resnet",),
+)
+QUAD: dict[str, Any] = {"quadratic": 16, "n_eofs": (16, 32, 64, 128, 256)}
+BASELINES: dict[str, tuple[str, dict[str, Any]]] = {
+    "persistence": ("weather-persistence", {}),
+    "climatology": ("weather-climatology", {}),
+    "damped-persistence": ("weather-damped-persistence", {}),
+    "ridge": ("weather-ridge", {}),
+    "linear-direct": ("weather-linear-direct", {}),
+    "quadratic-direct": ("weather-quadratic-direct", QUAD),
+    "quadratic-iterated": ("weather-quadratic-iterated", {}),
+}
+# CPU seconds of one 1x trial measured here (EMFormer ~0.1 s per one-step update on one core);
+# the plan scales them by the rung
+CPU_S_1X = {"emformer": 330.0, "resnet": 90.0, "baseline": 240.0}
+
+
+def arm_kwargs(arm: str, device: str) -> tuple[str, dict[str, Any]]:
+    """The registered agent and kwargs of a learned arm or a baseline on ``device``."""
+    if arm in BASELINES:
+        return BASELINES[arm]
+    reg, kw = ARMS[arm]
+    kw = {**kw, "progress": False}
+    if device != "cpu":
+        kw["device"] = device
+    return reg, kw
+
+
+def _task(task_id: str = TASK, version: int = VERSION) -> Any:
+    """The registered task, or with ``$WEATHER_LADDER_SMOKE`` = "updates,episodes" a smaller
+    copy of it (another definition hash, so its trials never mix with the real ones)."""
+    import dataclasses
+
+    from icml26 import benchmarks
+
+    task = benchmarks.get_task(task_id, version)
+    smoke = os.environ.get("WEATHER_LADDER_SMOKE")
+    if smoke:
+        updates, episodes = (int(x) for x in smoke.split(","))
+        task = dataclasses.replace(
+            task, budget=task.budget.replace(updates=updates), eval_episodes=episodes
+        )
+    return task
+
+
+def scaled(task: Any, scale: float) -> Any:
+    """The task with its update budget times ``scale`` (``Task.scaled`` once the studies layer
+    provides it)."""
+    if scale == 1:
+        return task
+    if hasattr(task, "scaled"):
+        return task.scaled(scale)
+    import dataclasses
+
+    return dataclasses.replace(
+        task, budget=task.budget.replace(updates=int(round(task.budget.updates * scale)))
+    )
+
+
+def trial_key(task: Any, agent: str, kwargs: dict[str, Any], seed: int, scale: float) -> str:
+    from icml26.protocol import trial_key as key
+
+    base = key(task.id, task.version, agent, kwargs, seed, task.definition_hash)
+    return base if scale == 1 else f"{base}|x{scale:g}"
+
+
+# ---------------------------------------------------------------------------- jobs
+def jobs(
+    device: str,
+    scales: tuple[float, ...] = SCALES,
+    seeds: tuple[int, ...] = SEEDS,
+    arms: tuple[str, ...] | None = None,
+    baselines: bool = True,
+    task_id: str = TASK,
+    version: int = VERSION,
+    joint: bool | None = None,
+) -> list[dict[str, Any]]:
+    """The run's jobs, longest first. On a GPU (or with ``joint``) a job trains every seed of a
+    group of arms at one scale side by side; on the CPU a job is one trial."""
+    joint = device != "cpu" if joint is None else joint
+    wanted = set(ARMS if arms is None else arms)
+    out: list[dict[str, Any]] = []
+    if baselines:
+        for b in BASELINES:
+            if arms is None or b in wanted:
+                out.append({"arms": [b], "scale": 1, "seeds": [0], "joint": False})
+    for s in scales:
+        if not joint:
+            out += [
+                {"arms": [a], "scale": s, "seeds": [seed], "joint": False}
+                for seed in seeds
+                for a in ARMS
+                if a in wanted
+            ]
+        else:
+            for group in GROUPS:
+                names = [a for a in group if a in wanted]
+                if names:
+                    out.append({"arms": names, "scale": s, "seeds": list(seeds), "joint": True})
+    for j in out:
+        j["task"], j["version"], j["device"] = task_id, version, device
+        j["cost_cpu_s"] = _cost(j)
+    return sorted(out, key=lambda j: -j["cost_cpu_s"])
+
+
+def _cost(job: dict[str, Any]) -> float:
+    per = 0.0
+    for a in job["arms"]:
+        kind = "baseline" if a in BASELINES else ("resnet" if a == "resnet" else "emformer")
+        per += CPU_S_1X[kind] * (1 if kind == "baseline" else job["scale"])
+    return per * len(job["seeds"])
+
+
+def _trials_of(job: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """(arm, seed, key) of every trial of a job."""
+    task = _task(job["task"], job["version"])
+    out = []
+    for a in job["arms"]:
+        reg, kw = arm_kwargs(a, job["device"])
+        scale = 1 if a in BASELINES else job["scale"]
+        out += [(a, s, trial_key(task, reg, kw, s, scale)) for s in job["seeds"]]
+    return out
+
+
+# ---------------------------------------------------------------------------- worker
+def source_digest() -> str:
+    """sha256 of the icml26 package's Python sources (path and content, sorted)."""
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "icml26").rglob("*.py")):
+        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run one job here; every trial becomes a store line (FAILED ones with the traceback)."""
+    import datetime as dt
+    import traceback
+
+    import torch
+
+    from icml26 import agents
+    from icml26.benchmarks.tasks import weather as wt
+    from icml26.benchmarks.trial import git_commit, package_versions, seed_everything
+    from icml26.protocol import TrialResult
+
+    torch.set_num_threads(1)
+    base = _task(job["task"], job["version"])
+    members = [(a, s) for a in job["arms"] for s in job["seeds"]]
+    scale = 1 if job["arms"][0] in BASELINES else job["scale"]
+    task = scaled(base, scale)
+    started = dt.datetime.now(dt.UTC).isoformat()
+    t0 = time.perf_counter()
+    made: list[tuple[str, dict[str, Any], Any]] = []
+    outcomes: list[Any] = []
+    err = None
+    try:
+        seed_everything(members[0][1])
+        for a, _ in members:
+            reg, kw = arm_kwargs(a, job["device"])
+            made.append((reg, kw, agents.make(reg, **kw)))
+        if job["joint"]:
+            outcomes = wt.run_trials_jointly(task, [m[2] for m in made], [s for _, s in members])
+        else:
+            for (_, _, agent), (_, s) in zip(made, members, strict=True):
+                seed_everything(s)
+                outcomes.append(wt.run_trial(task, agent, s))
+    except Exception:
+        err = traceback.format_exc()
+    wall = (time.perf_counter() - t0) / max(1, len(members))
+    commit = os.environ.get("ICML26_COMMIT") or git_commit()
+    lines = []
+    for i, (a, s) in enumerate(members):
+        reg, kw = arm_kwargs(a, job["device"])
+        version = agents.agent_version(made[i][2]) if i < len(made) else "?"
+        common = {
+            "task_id": base.id,
+            "task_version": base.version,
+            "agent_name": reg,
+            "agent_version": version,
+            "seed": s,
+            "wall_time_s": wall,
+            "packages": package_versions(),
+            "git_commit": commit,
+            "agent_kwargs": kw,
+            "started_at": started,
+            "task_hash": base.definition_hash,
+        }
+        if err is None:
+            o = outcomes[i]
+            extra = {
+                **o.extra,
+                "arm": a,
+                "budget_scale": scale,
+                "budget_updates": task.budget.updates,
+                "source_digest": source_digest(),
+                "job_seconds": time.perf_counter() - t0,
+                "joint": job["joint"],
+            }
+            r = TrialResult(
+                status="FINISHED",
+                metrics={k: float(v) for k, v in o.metrics.items()},
+                scores=[float(x) for x in o.scores],
+                extra=extra,
+                **common,
+            )
+        else:
+            r = TrialResult(
+                status="FAILED", traceback=err, extra={"arm": a, "budget_scale": scale}, **common
+            )
+        lines.append(
+            {
+                "key": trial_key(base, reg, kw, s, scale),
+                "budget_scale": scale,
+                "result": r.to_dict(),
+            }
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------------- store
+def load_store(path: Path) -> dict[str, dict[str, Any]]:
+    """key -> line; a later line for the same key wins (a FINISHED re-run replaces a FAILED)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return out
+    for raw in path.read_text().splitlines():
+        if raw.strip():
+            line = json.loads(raw)
+            if line["key"] not in out or line["result"]["status"] == "FINISHED":
+                out[line["key"]] = line
+    return out
+
+
+def _append(path: Path, lines: list[dict[str, Any]]) -> None:
+    with path.open("a") as f:
+        for line in lines:
+            f.write(json.dumps(line, sort_keys=True, allow_nan=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+# ---------------------------------------------------------------------------- data
+def data_digests(task_id: str = TASK, version: int = VERSION) -> dict[str, str]:
+    """Generate (or load) the task's data and return sha256 digests of the train, test and
+    validation arrays (float32, the env's channel order)."""
+    import gymnasium as gym
+    import numpy as np
+
+    import icml26  # noqa: F401  (registers the env)
+
+    task = _task(task_id, version)
+    env = gym.make(task.env_id, **task.env_kwargs)
+    u: Any = env.unwrapped
+    out = {}
+    for split in ("train", "test", "val"):
+        if split == "val" and getattr(u, "val_period", None) is None:
+            continue
+        arr = np.ascontiguousarray(u.dataset(split).array, dtype=np.float32)
+        out[split] = hashlib.sha256(arr.tobytes()).hexdigest()[:16]
+    return out
+
+
+def _prepare(task_id: str, version: int, workers: int) -> dict[str, str]:
+    """Generate the main and the validation data in parallel processes (the disk cache then
+    serves every job), and return the data digests."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    task = _task(task_id, version)
+    kw = dict(task.env_kwargs)
+    procs = []
+    if kw.get("val_source_kwargs"):
+        p = ctx.Process(target=_generate_val, args=(kw,))
+        p.start()
+        procs.append(p)
+    digests = data_digests(task_id, version)
+    for p in procs:
+        p.join()
+    return digests
+
+
+def _generate_val(env_kwargs: dict[str, Any]) -> None:
+    from icml26.envs.weather.sources import open_source
+
+    src = env_kwargs.get("source", "synthetic")
+    kw = {**env_kwargs.get("source_kwargs", {}), **env_kwargs["val_source_kwargs"]}
+    open_source(src, *env_kwargs["val_period"], progress=False, **kw)
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_plan(args: argparse.Namespace) -> None:
+    js = jobs(
+        args.device,
+        args.scales,
+        args.seeds,
+        args.arms,
+        not args.no_baselines,
+        args.task,
+        args.version,
+    )
+    store = load_store(args.store)
+    n_trials = sum(len(_trials_of(j)) for j in js)
+    todo = [j for j in js if any(k not in store for _, _, k in _trials_of(j))]
+    cpu = sum(j["cost_cpu_s"] for j in todo)
+    print(f"{len(js)} jobs, {n_trials} trials; {len(todo)} jobs not finished in {args.store}")
+    print(f"CPU estimate of the unfinished jobs: {cpu / 3600:.1f} core-hours")
+    for j in js:
+        print(f"  x{j['scale']:<3} {'+'.join(j['arms']):60s} seeds {len(j['seeds'])}")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    import multiprocessing as mp
+
+    t_start = time.monotonic()
+    args.store.parent.mkdir(parents=True, exist_ok=True)
+    device = args.device
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SystemExit(f"--device {device}: torch sees no CUDA device")
+        print(f"[ladder] {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+    js = jobs(
+        device,
+        args.scales,
+        args.seeds,
+        args.arms,
+        not args.no_baselines,
+        args.task,
+        args.version,
+        args.joint,
+    )
+    done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
+    todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
+    print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
+    summary: dict[str, Any] = {"device": device, "source_digest": source_digest(), "jobs": []}
+    summary["data"] = _prepare(args.task, args.version, args.workers)
+    summary["data_s"] = time.monotonic() - t_start
+    print(f"[ladder] data ready in {summary['data_s']:.0f} s: {summary['data']}", flush=True)
+    ctx = mp.get_context("spawn")
+    pool = ctx.Pool(args.workers, maxtasksperchild=1)
+    pending = {}
+    for j in todo:
+        pending[id(j)] = (j, pool.apply_async(run_job, (j,)), time.monotonic())
+    deadline = None if args.deadline is None else t_start + args.deadline
+    try:
+        while pending:
+            if deadline is not None and time.monotonic() > deadline:
+                print(f"[ladder] deadline: {len(pending)} jobs unfinished", flush=True)
+                break
+            for k in list(pending):
+                j, res, t_sub = pending[k]
+                if not res.ready():
+                    continue
+                del pending[k]
+                try:
+                    lines = res.get()
+                except Exception as e:  # the worker died: record nothing, say so
+                    print(f"[ladder] job {j['arms']} x{j['scale']} crashed: {e!r}", flush=True)
+                    continue
+                _append(args.store, lines)
+                ok = sum(line["result"]["status"] == "FINISHED" for line in lines)
+                el = time.monotonic() - t_start
+                print(
+                    f"[ladder] {el:6.0f}s  x{j['scale']} {'+'.join(j['arms'])}: "
+                    f"{ok}/{len(lines)} finished",
+                    flush=True,
+                )
+                summary["jobs"].append(
+                    {"arms": j["arms"], "scale": j["scale"], "finished": ok, "at_s": el}
+                )
+            time.sleep(1.0)
+    finally:
+        pool.terminate()
+        pool.join()
+        summary["unfinished"] = [
+            {"arms": j["arms"], "scale": j["scale"]} for j, _, _ in pending.values()
+        ]
+        summary["wall_s"] = time.monotonic() - t_start
+        args.store.with_suffix(".summary.json").write_text(json.dumps(summary, indent=1))
+        print(f"[ladder] wrote {args.store} ({summary['wall_s']:.0f} s)", flush=True)
+
+
+def cmd_digest(args: argparse.Namespace) -> None:
+    print(json.dumps({"source": source_digest(), "data": data_digests()}, indent=1))
+    sys.stdout.flush()
+
+
+def cmd_vendor(args: argparse.Namespace) -> None:
+    """Copy the pure-Python packages the GPU image lacks (gymnasium and its one dependency)
+    into ``args.dest`` for the device's PYTHONPATH."""
+    import importlib
+    import shutil
+
+    args.dest.mkdir(parents=True, exist_ok=True)
+    for name in ("gymnasium", "farama_notifications"):
+        src = Path(importlib.import_module(name).__file__).parent  # type: ignore[arg-type]
+        shutil.copytree(
+            src, args.dest / name, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    print(f"vendored gymnasium and farama_notifications into {args.dest}")
+
+
+def _ints(s: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for part in s.split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b) + 1)) if b else [int(a)]
+    return tuple(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("plan", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+        p.add_argument(
+            "--scales", type=lambda s: tuple(float(x) for x in s.split(",")), default=SCALES
+        )
+        p.add_argument("--seeds", type=_ints, default=SEEDS, help="e.g. 0-9 or 0,1,2")
+        p.add_argument("--arms", type=lambda s: tuple(s.split(",")), default=None)
+        p.add_argument("--no-baselines", action="store_true")
+        p.add_argument("--store", type=Path, default=STORE)
+        p.add_argument("--task", default=TASK)
+        p.add_argument(
+            "--joint",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="seeds side by side (default: on a GPU only)",
+        )
+        p.add_argument("--version", type=int, default=VERSION)
+        if name == "run":
+            p.add_argument("--workers", type=int, default=1)
+            p.add_argument("--deadline", type=float, default=None, help="seconds from start")
+    sub.add_parser("digest")
+    v = sub.add_parser("vendor")
+    v.add_argument("dest", type=Path)
+    args = ap.parse_args(argv)
+    if getattr(args, "scales", None):
+        args.scales = tuple(int(x) if float(x).is_integer() else x for x in args.scales)
+    {"plan": cmd_plan, "run": cmd_run, "digest": cmd_digest, "vendor": cmd_vendor}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
