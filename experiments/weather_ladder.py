@@ -7,6 +7,9 @@ seeds each, plus the deterministic baselines, as one resumable command.
     python experiments/weather_ladder.py run --device cuda --workers 16 --deadline 540 \\
         --store $OUT/weather_ladder.jsonl                             # GPU: seeds side by side
     python experiments/weather_ladder.py digest                       # the data's checksums
+    python experiments/weather_ladder.py run --era5 /data/wb2_64x32.zarr \
+        --train 1979-01-01,2015-12-31T18 --val 2016-01-01,2016-12-31T18 \
+        --test 2018-01-01,2018-12-31T18                               # the same on your ERA5
 
 Why a script and not an ``icml26 study``: on a GPU the seeds of one configuration train side by
 side (``run_trials_jointly``: one vmap over the stacked networks, equal to training them one at
@@ -87,14 +90,26 @@ def arm_kwargs(arm: str, device: str) -> tuple[str, dict[str, Any]]:
     return reg, kw
 
 
-def _task(task_id: str = TASK, version: int = VERSION) -> Any:
-    """The registered task, or with ``$WEATHER_LADDER_SMOKE`` = "updates,episodes" a smaller
+def _task(task_id: str = TASK, version: int = VERSION, era5: dict[str, Any] | None = None) -> Any:
+    """The registered task (or, with ``era5``, the ERA5 task on a user's data: ``{"path",
+    "train", "test", "val"}``); with ``$WEATHER_LADDER_SMOKE`` = "updates,episodes" a smaller
     copy of it (another definition hash, so its trials never mix with the real ones)."""
     import dataclasses
 
     from icml26 import benchmarks
 
-    task = benchmarks.get_task(task_id, version)
+    if era5:
+        from icml26.benchmarks.tasks.weather import era5_task
+
+        periods = {k: tuple(era5[k]) for k in ("train", "test", "val") if era5.get(k)}
+        task = era5_task(
+            era5["path"],
+            train_period=periods["train"],
+            test_period=periods["test"],
+            val_period=periods.get("val"),
+        )
+    else:
+        task = benchmarks.get_task(task_id, version)
     smoke = os.environ.get("WEATHER_LADDER_SMOKE")
     if smoke:
         updates, episodes = (int(x) for x in smoke.split(","))
@@ -135,6 +150,7 @@ def jobs(
     task_id: str = TASK,
     version: int = VERSION,
     joint: bool | None = None,
+    era5: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The run's jobs, longest first. On a GPU (or with ``joint``) a job trains every seed of a
     group of arms at one scale side by side; on the CPU a job is one trial."""
@@ -160,6 +176,8 @@ def jobs(
                     out.append({"arms": names, "scale": s, "seeds": list(seeds), "joint": True})
     for j in out:
         j["task"], j["version"], j["device"] = task_id, version, device
+        if era5:
+            j["era5"] = era5
         j["cost_cpu_s"] = _cost(j)
     return sorted(out, key=lambda j: -j["cost_cpu_s"])
 
@@ -174,7 +192,7 @@ def _cost(job: dict[str, Any]) -> float:
 
 def _trials_of(job: dict[str, Any]) -> list[tuple[str, int, str]]:
     """(arm, seed, key) of every trial of a job."""
-    task = _task(job["task"], job["version"])
+    task = _task(job["task"], job["version"], job.get("era5"))
     out = []
     for a in job["arms"]:
         reg, kw = arm_kwargs(a, job["device"])
@@ -206,7 +224,7 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
     from icml26.protocol import TrialResult
 
     torch.set_num_threads(1)
-    base = _task(job["task"], job["version"])
+    base = _task(job["task"], job["version"], job.get("era5"))
     members = [(a, s) for a in job["arms"] for s in job["seeds"]]
     scale = 1 if job["arms"][0] in BASELINES else job["scale"]
     task = scaled(base, scale)
@@ -302,7 +320,9 @@ def _append(path: Path, lines: list[dict[str, Any]]) -> None:
 
 
 # ---------------------------------------------------------------------------- data
-def data_digests(task_id: str = TASK, version: int = VERSION) -> dict[str, str]:
+def data_digests(
+    task_id: str = TASK, version: int = VERSION, era5: dict[str, Any] | None = None
+) -> dict[str, str]:
     """Generate (or load) the task's data and return sha256 digests of the train, test and
     validation arrays (float32, the env's channel order)."""
     import gymnasium as gym
@@ -310,7 +330,7 @@ def data_digests(task_id: str = TASK, version: int = VERSION) -> dict[str, str]:
 
     import icml26  # noqa: F401  (registers the env)
 
-    task = _task(task_id, version)
+    task = _task(task_id, version, era5)
     env = gym.make(task.env_id, **task.env_kwargs)
     u: Any = env.unwrapped
     out = {}
@@ -322,20 +342,20 @@ def data_digests(task_id: str = TASK, version: int = VERSION) -> dict[str, str]:
     return out
 
 
-def _prepare(task_id: str, version: int, workers: int) -> dict[str, str]:
+def _prepare(task_id: str, version: int, era5: dict[str, Any] | None = None) -> dict[str, str]:
     """Generate the main and the validation data in parallel processes (the disk cache then
     serves every job), and return the data digests."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    task = _task(task_id, version)
+    task = _task(task_id, version, era5)
     kw = dict(task.env_kwargs)
     procs = []
     if kw.get("val_source_kwargs"):
         p = ctx.Process(target=_generate_val, args=(kw,))
         p.start()
         procs.append(p)
-    digests = data_digests(task_id, version)
+    digests = data_digests(task_id, version, era5)
     for p in procs:
         p.join()
     return digests
@@ -391,12 +411,13 @@ def cmd_run(args: argparse.Namespace) -> None:
         args.task,
         args.version,
         args.joint,
+        _era5(args),
     )
     done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
     todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
     print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
     summary: dict[str, Any] = {"device": device, "source_digest": source_digest(), "jobs": []}
-    summary["data"] = _prepare(args.task, args.version, args.workers)
+    summary["data"] = _prepare(args.task, args.version, _era5(args))
     summary["data_s"] = time.monotonic() - t_start
     print(f"[ladder] data ready in {summary['data_s']:.0f} s: {summary['data']}", flush=True)
     ctx = mp.get_context("spawn")
@@ -443,6 +464,17 @@ def cmd_run(args: argparse.Namespace) -> None:
         print(f"[ladder] wrote {args.store} ({summary['wall_s']:.0f} s)", flush=True)
 
 
+def _era5(args: argparse.Namespace) -> dict[str, Any] | None:
+    if not getattr(args, "era5", None):
+        return None
+    return {
+        "path": str(Path(args.era5).resolve()),
+        "train": args.train.split(","),
+        "test": args.test.split(","),
+        "val": args.val.split(",") if args.val else None,
+    }
+
+
 def cmd_digest(args: argparse.Namespace) -> None:
     print(json.dumps({"source": source_digest(), "data": data_digests()}, indent=1))
     sys.stdout.flush()
@@ -485,6 +517,15 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--no-baselines", action="store_true")
         p.add_argument("--store", type=Path, default=STORE)
         p.add_argument("--task", default=TASK)
+        p.add_argument(
+            "--era5",
+            default=None,
+            help="a WeatherBench 2 / ERA5 zarr store or netCDF file: run the ladder on it "
+            "(task weather/era5, built by icml26.benchmarks.tasks.weather.era5_task)",
+        )
+        p.add_argument("--train", default="1979-01-01,2015-12-31T18", help="with --era5")
+        p.add_argument("--test", default="2018-01-01,2018-12-31T18", help="with --era5")
+        p.add_argument("--val", default="2016-01-01,2016-12-31T18", help="with --era5; '' none")
         p.add_argument(
             "--joint",
             action=argparse.BooleanOptionalAction,

@@ -141,7 +141,8 @@ class NeuralForecaster(WeatherForecaster):
         lat_r = np.deg2rad(lat)[:, None] * np.ones((1, lon.size))
         land = np.zeros_like(lat_r)
         if data_or_none is not None and "land_sea_mask" in data_or_none.data:
-            land = np.asarray(data_or_none.data["land_sea_mask"].values, dtype=np.float64)
+            lsm = data_or_none.data["land_sea_mask"].transpose("latitude", "longitude")
+            land = np.asarray(lsm.values, dtype=np.float64)
         return np.stack([np.sin(lat_r), np.cos(lat_r), land]).astype(np.float32)
 
     def _inputs(self, ctx: Any, tf: Any) -> Any:
@@ -217,6 +218,7 @@ def fit_jointly(
     if not agents:
         raise ValueError("fit_jointly: no agents")
     first = agents[0]
+
     def shared(cfg: TrainConfig) -> dict[str, Any]:
         d = asdict(cfg)
         if cfg.loss in ("composite", "fixed"):

@@ -256,6 +256,62 @@ BAROTROPIC = _task(
     "initializations; at most 1000 gradient updates.",
 )
 
+# ERA5 / WeatherBench 2: a user's data, so the task is built, not registered (its definition
+# includes the path). The channels and leads of WeatherBench 2's headline scores.
+ERA5_CHANNELS = ("z500", "t850", "q700", "t2m", "u10", "v10", "msl")
+ERA5_HEADLINE = (
+    "z500_rmse_1d",
+    "z500_rmse_3d",
+    "z500_rmse_5d",
+    "z500_acc_3d",
+    "z500_acc_5d",
+    "z500_rmse_10d",
+    "t850_rmse_3d",
+    "t850_rmse_5d",
+    "q700_rmse_3d",
+    "t2m_rmse_3d",
+    "u10_rmse_3d",
+    "msl_rmse_3d",
+)
+
+
+def era5_task(
+    path: str,
+    train_period: tuple[str, str] = ("1979-01-01", "2015-12-31T18"),
+    test_period: tuple[str, str] = ("2018-01-01", "2018-12-31T18"),
+    val_period: tuple[str, str] | None = ("2016-01-01", "2016-12-31T18"),
+    channels: tuple[str, ...] = ERA5_CHANNELS,
+    headline: tuple[str, ...] | None = None,
+    updates: int = 1000,
+    eval_episodes: int = 40,
+) -> Task:
+    """The headline protocol (40 six-hour steps from ``eval_episodes`` initializations of the
+    test period, at most ``updates`` gradient updates) on a user's ERA5 / WeatherBench 2 zarr
+    store or netCDF file at ``path``, regridded to 5.625 deg (``source="era5"``). WeatherBench
+    2's default split: train 1979-2015, validation 2016, test 2018 (2017 left out)."""
+    env_kwargs: dict[str, Any] = {
+        "source": "era5",
+        "source_kwargs": {"path": str(path)},
+        "channels": list(channels),
+        "train_period": tuple(train_period),
+        "test_period": tuple(test_period),
+    }
+    if val_period is not None:
+        env_kwargs["val_period"] = tuple(val_period)
+    keep = headline or tuple(m for m in ERA5_HEADLINE if _parse(m)[0] in channels)
+    return _task(
+        "weather/era5",
+        env_kwargs,
+        keep,
+        eval_episodes=eval_episodes,
+        budget=Budget(updates=updates),
+        description=f"ERA5 / WeatherBench 2 data at {path} (5.625 deg; {' '.join(channels)}), "
+        f"train {train_period[0]}..{train_period[1]}, test {test_period[0]}..{test_period[1]}: "
+        f"40 six-hour steps from {eval_episodes} initializations; at most {updates} gradient "
+        "updates.",
+    )
+
+
 TASKS = [
     SPHERE,
     SPHERE_QUICK,

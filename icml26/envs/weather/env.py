@@ -261,7 +261,7 @@ class WeatherRolloutEnv(gym.Env):
             start = min(start, self.val_period[0], key=pd.Timestamp)
             end = max(end, self.val_period[1], key=pd.Timestamp)
         self._key = cache_key(self.source, start, end, self.source_kwargs)
-        ds = open_source(self.source, start, end, **self.source_kwargs)
+        ds = open_source(self.source, start, end, **self._open_kwargs(self.source_kwargs))
         for name in self.channels:
             ch = parse_channel(name)
             if ch.variable not in ds.data_vars:
@@ -305,6 +305,13 @@ class WeatherRolloutEnv(gym.Env):
                 f"{ENV_NAME}: no initialization time at hours {self.init_hours} in {period}"
             )
 
+    def _open_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Source options; a user's ERA5 data are read for the env's channels."""
+        kw = dict(kwargs)
+        if self.source == "era5":
+            kw.setdefault("channels", tuple(self.channels))
+        return kw
+
     @property
     def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Finite ``(low, high)`` of the action shape: per-channel training mean +- 10 std."""
@@ -341,7 +348,7 @@ class WeatherRolloutEnv(gym.Env):
             ds = self._ds
             if self.val_source_kwargs:
                 kw = {**self.source_kwargs, **self.val_source_kwargs}
-                ds = open_source(self.source, *self.val_period, **kw)
+                ds = open_source(self.source, *self.val_period, **self._open_kwargs(kw))
             sel = ds.sel(time=slice(*self.val_period))
             if sel.sizes["time"] < self.history + self.lead_steps:
                 raise ValueError(
