@@ -5,7 +5,7 @@ seeds each, plus the deterministic baselines, as one resumable command.
     python experiments/weather_ladder.py plan                         # trials, jobs, cost
     python experiments/weather_ladder.py run --workers 2              # CPU: one trial per job
     python experiments/weather_ladder.py run --device cuda --workers 16 --deadline 540 \\
-        --store $OUT/weather_ladder.jsonl                             # GPU: seeds side by side
+        --store $OUT                                                  # GPU: seeds side by side
     python experiments/weather_ladder.py digest                       # the data's checksums
     python experiments/weather_ladder.py run --era5 /data/wb2_64x32.zarr \
         --train 1979-01-01,2015-12-31T18 --val 2016-01-01,2016-12-31T18 \
@@ -18,9 +18,9 @@ SQLAlchemy (the results store) nor gymnasium; gymnasium travels as a plain folde
 (``vendor``). Every trial still goes through the task's own ``run_trial`` code path
 (``icml26.benchmarks.tasks.weather``: same env, data, budget, initializations and scoring).
 
-The store is a JSON-lines file, one line per trial: ``{"key", "budget_scale", "result"}`` with
-the ``TrialResult`` as the harness stores it (its key plus ``|x<scale>``). A re-run skips every
-FINISHED trial. ``--deadline`` (seconds since start) stops the run cleanly: jobs in flight are
+The store is a folder of JSON-lines files, one per budget scale (or one ``.jsonl`` file), one
+line per trial: ``{"key", "budget_scale", "result"}`` with the ``TrialResult`` as the harness
+stores it (its key plus ``|x<scale>``). A re-run skips every FINISHED trial. ``--deadline`` (seconds since start) stops the run cleanly: jobs in flight are
 killed, finished ones are kept. Each result records a digest of the ``icml26`` sources it ran
 (``extra["source_digest"]``; the GPU copy of the tree has no git) and of the generated data.
 """
@@ -41,9 +41,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # spawned workers import this file as __mp_main__
+    sys.path.insert(0, str(ROOT))
 TASK = "weather/qg-turbulent"
 VERSION = 2
-STORE = ROOT / "results" / "weather" / "ladder.jsonl"
+STORE = ROOT / "results" / "weather" / "ladder"  # a folder: one JSON-lines file per budget scale
 SCALES = (1, 2, 4, 8)
 SEEDS = tuple(range(10))
 RELEASE_THETA0 = -math.pi / 2  # the released code's initial balance angle (w = 0, stationary)
@@ -298,20 +300,33 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- store
-def load_store(path: Path) -> dict[str, dict[str, Any]]:
+def _files(store: Path) -> list[Path]:
+    """The store's files: ``store`` itself if it is a file, else its ``*.jsonl`` files."""
+    if store.is_file():
+        return [store]
+    return sorted(store.glob("*.jsonl")) if store.is_dir() else []
+
+
+def load_store(store: Path) -> dict[str, dict[str, Any]]:
     """key -> line; a later line for the same key wins (a FINISHED re-run replaces a FAILED)."""
     out: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return out
-    for raw in path.read_text().splitlines():
-        if raw.strip():
-            line = json.loads(raw)
-            if line["key"] not in out or line["result"]["status"] == "FINISHED":
-                out[line["key"]] = line
+    for path in _files(store):
+        for raw in path.read_text().splitlines():
+            if raw.strip():
+                line = json.loads(raw)
+                if line["key"] not in out or line["result"]["status"] == "FINISHED":
+                    out[line["key"]] = line
     return out
 
 
-def _append(path: Path, lines: list[dict[str, Any]]) -> None:
+def _append(store: Path, lines: list[dict[str, Any]]) -> None:
+    """Append to ``store`` (a ``.jsonl`` file), or in a folder to ``ladder_x<scale>.jsonl``
+    (files stay small enough to copy back from a GPU machine)."""
+    if store.suffix == ".jsonl":
+        path = store
+    else:
+        store.mkdir(parents=True, exist_ok=True)
+        path = store / f"ladder_x{lines[0]['budget_scale']:g}.jsonl"
     with path.open("a") as f:
         for line in lines:
             f.write(json.dumps(line, sort_keys=True, allow_nan=False) + "\n")
@@ -369,6 +384,55 @@ def _generate_val(env_kwargs: dict[str, Any]) -> None:
     open_source(src, *env_kwargs["val_period"], progress=False, **kw)
 
 
+def graph_self_check(device: str) -> dict[str, Any]:
+    """Train two tiny EMFormer members side by side for a few one-step and rollout updates with
+    and without CUDA graphs; if the captured steps fail or disagree, switch graphs off for the
+    whole run (``$ICML26_WEATHER_CUDA_GRAPHS=0``, inherited by the workers)."""
+    import numpy as np
+    import pandas as pd
+    import torch
+    import xarray as xr
+
+    from icml26.agents.weather.neural import CUDA_GRAPHS_ENV, EMFormerForecaster, fit_jointly
+    from icml26.envs.weather.env import WeatherDataset
+    from icml26.protocol import Budget
+
+    rng = np.random.default_rng(0)
+    arr = (rng.normal(size=(300, 4, 8)).cumsum(axis=0) * 0.1).astype(np.float32)
+    t = pd.date_range("2001-01-01", periods=300, freq="6h")
+    ds = xr.Dataset(
+        {"2m_temperature": (("time", "latitude", "longitude"), arr)},
+        coords={"time": t, "latitude": np.linspace(-60, 60, 4), "longitude": np.arange(8) * 45.0},
+    )
+    data = WeatherDataset(ds, ("t2m",))
+    kw = {"dim": 8, "heads": 2, "depth": (1, 1, 1), "batch_size": 4, "progress": False}
+    kw.update(device=device, val_points=0, finetune_lengths=(2,), finetune_share=0.5)
+
+    def fit(flag: str) -> tuple[list[Any], list[dict[str, Any]]]:
+        os.environ[CUDA_GRAPHS_ENV] = flag
+        agents = [EMFormerForecaster(**kw), EMFormerForecaster(**kw, loss="fixed")]
+        for a in agents:
+            a.reset(0)
+        return agents, fit_jointly(agents, data, Budget(updates=16))
+
+    out: dict[str, Any] = {"graphs": False}
+    try:
+        eager, _ = fit("0")
+        graphed, stats = fit("1")
+        diff = max(
+            float((pa - pb).abs().max() / (pa.abs().max() + 1e-12))
+            for a, b in zip(eager, graphed, strict=True)
+            for pa, pb in zip(a.model.parameters(), b.model.parameters(), strict=True)
+        )
+        out.update(max_rel_diff=diff, graphed_stages=stats[0].get("cuda_graph_stages"))
+        out["graphs"] = diff < 1e-3 and stats[0].get("cuda_graph_stages") == 2
+    except Exception as e:  # any failure: train eagerly
+        out["error"] = repr(e)[:500]
+        torch.cuda.synchronize()
+    os.environ[CUDA_GRAPHS_ENV] = "1" if out["graphs"] else "0"
+    return out
+
+
 # ---------------------------------------------------------------------------- commands
 def cmd_plan(args: argparse.Namespace) -> None:
     js = jobs(
@@ -394,7 +458,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     import multiprocessing as mp
 
     t_start = time.monotonic()
-    args.store.parent.mkdir(parents=True, exist_ok=True)
+    st = args.store
+    (st.parent if st.suffix == ".jsonl" else st).mkdir(parents=True, exist_ok=True)
     device = args.device
     if device.startswith("cuda"):
         import torch
@@ -402,6 +467,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         if not torch.cuda.is_available():
             raise SystemExit(f"--device {device}: torch sees no CUDA device")
         print(f"[ladder] {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+        check = graph_self_check(device)
+        print(f"[ladder] CUDA-graph self-check: {check}", flush=True)
     js = jobs(
         device,
         args.scales,
@@ -417,6 +484,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
     print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
     summary: dict[str, Any] = {"device": device, "source_digest": source_digest(), "jobs": []}
+    if device.startswith("cuda"):
+        summary["cuda_graph_check"] = check
     summary["data"] = _prepare(args.task, args.version, _era5(args))
     summary["data_s"] = time.monotonic() - t_start
     print(f"[ladder] data ready in {summary['data_s']:.0f} s: {summary['data']}", flush=True)
@@ -460,7 +529,9 @@ def cmd_run(args: argparse.Namespace) -> None:
             {"arms": j["arms"], "scale": j["scale"]} for j, _, _ in pending.values()
         ]
         summary["wall_s"] = time.monotonic() - t_start
-        args.store.with_suffix(".summary.json").write_text(json.dumps(summary, indent=1))
+        st = args.store
+        where = st.with_suffix(".summary.json") if st.suffix == ".jsonl" else st / "summary.json"
+        where.write_text(json.dumps(summary, indent=1))
         print(f"[ladder] wrote {args.store} ({summary['wall_s']:.0f} s)", flush=True)
 
 
@@ -546,5 +617,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

@@ -29,6 +29,7 @@ floating-point rounding (tested), at a fraction of the kernel launches on a GPU.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,6 +43,7 @@ from icml26.envs.weather.grid import STEP, time_features
 from icml26.envs.weather.metrics import latitude_weights_array
 from icml26.protocol import Budget
 
+CUDA_GRAPHS_ENV = "ICML26_WEATHER_CUDA_GRAPHS"  # "0" trains eagerly on a GPU
 DEFAULT_UPDATES = 1000  # what updates=None spends when the budget does not bound updates
 VAL_DAYS = (1, 3, 5, 10)  # leads of the validation curve (those within the horizon)
 
@@ -330,9 +332,12 @@ class _Members:
         import torch
 
         theta = self.l_params["theta"]
-        fixed = [not lf.theta.requires_grad for lf in self.losses]
-        if theta.grad is not None and any(fixed):
-            theta.grad[torch.tensor(fixed, dtype=torch.bool, device=theta.device)] = 0.0
+        if theta.grad is None:
+            return
+        if not hasattr(self, "_learns_balance"):
+            learns = [float(lf.theta.requires_grad) for lf in self.losses]
+            self._learns_balance = torch.tensor(learns, device=theta.device)
+        theta.grad.mul_(self._learns_balance)  # no host sync (CUDA-graph safe)
 
     def clip(self, max_norm: float) -> None:
         """Clip each member's gradient (network and loss together) to norm ``max_norm``, as
@@ -343,8 +348,8 @@ class _Members:
         if self.n == 1:
             torch.nn.utils.clip_grad_norm_(params, max_norm)
             return
-        sq = sum(p.grad.detach().pow(2).reshape(self.n, -1).sum(dim=1) for p in params)
-        coef = torch.clamp(max_norm / (torch.sqrt(sq) + 1e-6), max=1.0)  # type: ignore[arg-type]
+        flat = torch.cat([p.grad.detach().reshape(self.n, -1) for p in params], dim=1)
+        coef = torch.clamp(max_norm / (torch.linalg.vector_norm(flat, dim=1) + 1e-6), max=1.0)
         for p in params:
             p.grad.detach().mul_(coef.reshape(-1, *([1] * (p.dim() - 1))))
 
@@ -360,6 +365,53 @@ class _Members:
                     p.copy_(self.m_params[k][i])
                 for k, p in lf.named_parameters():
                     p.copy_(self.l_params[k][i])
+
+
+class _GraphedStep:
+    """An update captured once as a CUDA graph and replayed (the host then only copies the
+    batch's start indices): the first ``warmup`` updates run eagerly on a side stream, as
+    ``torch.cuda.graphs`` requires, and are real updates. If capture fails the step stays
+    eager (``graph`` is None); the captured step does what the eager one does, from the same
+    kernels (a self-check in ``experiments/weather_ladder.py`` compares the two)."""
+
+    warmup = 3
+
+    def __init__(self, body: Any, opt: Any, n_mem: int, batch: int, device: str) -> None:
+        import torch
+
+        self.body, self.opt, self.calls = body, opt, 0
+        self.t0 = torch.zeros((n_mem, batch), dtype=torch.long, device=device)
+        self.graph: Any = None
+        self.failed: str | None = None
+        self.side = torch.cuda.Stream(device=device)
+
+    def __call__(self, t0: np.ndarray) -> Any:
+        import torch
+
+        self.t0.copy_(torch.from_numpy(t0))
+        if self.graph is not None:
+            self.graph.replay()
+            return self.loss.clone()
+        if self.calls < self.warmup or self.failed is not None:
+            self.calls += 1
+            self.side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.side):
+                self.opt.zero_grad(set_to_none=True)
+                loss = self.body(self.t0)
+            torch.cuda.current_stream().wait_stream(self.side)
+            return loss
+        try:
+            graph = torch.cuda.CUDAGraph()
+            self.opt.zero_grad(set_to_none=True)
+            with torch.cuda.graph(graph):
+                self.loss = self.body(self.t0)
+            self.graph = graph
+        except Exception as e:  # stay eager; the step was not taken during capture
+            self.failed = repr(e)
+            torch.cuda.synchronize()
+            return self(t0)
+        self.graph.replay()
+        return self.loss.clone()
 
 
 def _validation_setup(
@@ -498,41 +550,68 @@ def _train(  # noqa: C901
         done = 0
         if val is not None:
             validate(0)
+        graphs = dev.startswith("cuda") and os.environ.get(CUDA_GRAPHS_ENV, "1") != "0"
+        graphed_stages = 0
+        ar_h = torch.arange(-h + 1, 1, device=dev)
         for length, n_upd, lr in stages:
             if n_upd <= 0:
                 continue
             # the loss's own parameters (theta, log-variances) are not shrunk towards 0
-            opt = torch.optim.AdamW(
-                [
-                    {"params": members.model_params()},
-                    {"params": members.loss_params(), "weight_decay": 0.0},
-                ],
-                lr=lr,
-                weight_decay=cfg.weight_decay,
-            )
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_upd, eta_min=lr * 0.05)
+            groups = [
+                {"params": members.model_params()},
+                {"params": members.loss_params(), "weight_decay": 0.0},
+            ]
+            if graphs:  # the learning rate lives on the device, so a captured step reads it
+                opt = torch.optim.AdamW(
+                    groups,
+                    lr=torch.tensor(lr, device=dev),
+                    weight_decay=cfg.weight_decay,
+                    capturable=True,
+                )
+                shadow = torch.optim.SGD([torch.zeros(1)], lr=lr)  # the same schedule, on host
+                sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                    shadow, T_max=n_upd, eta_min=lr * 0.05
+                )
+            else:
+                opt = torch.optim.AdamW(groups, lr=lr, weight_decay=cfg.weight_decay)
+                sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                    opt, T_max=n_upd, eta_min=lr * 0.05
+                )
             starts = np.arange(h - 1, n_t - length)
             running = torch.zeros(n_mem, dtype=torch.float64, device=dev)
-            for u in range(n_upd):
-                if deadline is not None and time.monotonic() > deadline:
-                    break
-                t0 = np.stack([r.choice(starts, size=cfg.batch_size) for r in rngs])  # (S, B)
-                ctx = zt[torch.from_numpy(t0[..., None] + np.arange(-h + 1, 1)).to(dev)]
+
+            def body(t0_dev: Any, length: int = length, opt: Any = opt) -> Any:
+                """One update from the batch starting at ``t0_dev`` (S, B) on the device."""
+                ctx = zt[t0_dev[..., None] + ar_h]
                 loss = torch.zeros(n_mem, device=dev)
                 for k in range(1, length + 1):
-                    tk = torch.from_numpy(t0 + k).to(dev)
+                    tk = t0_dev + k
                     pred = members.step(ctx, tft[tk])
                     loss = loss + members.loss(pred, zt[tk])
                     if k < length:  # feed the (detached) prediction back as context
                         ctx = torch.cat([ctx[:, :, 1:], pred.detach()[:, :, None]], dim=2)
                 loss = loss / length
-                opt.zero_grad()
                 loss.sum().backward()
                 members.freeze_fixed_balance()
                 members.clip(cfg.grad_clip)
                 opt.step()
-                sched.step()
-                running += loss.detach()
+                return loss.detach()
+
+            step = _GraphedStep(body, opt, n_mem, cfg.batch_size, dev) if graphs else None
+            for u in range(n_upd):
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                t0 = np.stack([r.choice(starts, size=cfg.batch_size) for r in rngs])  # (S, B)
+                if step is None:
+                    opt.zero_grad()
+                    loss = body(torch.from_numpy(t0).to(dev))
+                    sched.step()
+                else:
+                    opt.param_groups[0]["lr"].fill_(sched.get_last_lr()[0])
+                    opt.param_groups[1]["lr"].fill_(sched.get_last_lr()[0])
+                    loss = step(t0)
+                    sched.step()
+                running += loss
                 done += 1
                 if bar is not None:
                     bar.update(1)
@@ -542,6 +621,8 @@ def _train(  # noqa: C901
                     running.zero_()
                 if done in val_at:
                     validate(done)
+            if step is not None and step.graph is not None:
+                graphed_stages += 1
         if bar is not None:
             bar.close()
         members.unstack()
@@ -559,6 +640,8 @@ def _train(  # noqa: C901
             }
             if n_mem > 1:
                 stats["trained_jointly_with_seeds"] = [x._seed for x in owners]
+            if graphs:
+                stats["cuda_graph_stages"] = graphed_stages
             if val is not None:
                 stats["validation"] = {
                     "days": val["days"],
