@@ -1097,7 +1097,7 @@ VERDICT_DAYS = (3, 5)
 LADDER_ABLATIONS = (
     ("multi-scale convolution helps", "emformer-no-multiscale"),
     ("accumulative context fine-tuning helps", "emformer-no-finetune"),
-    ("the learned loss balance (from theta0 = 0) beats a fixed w = 1/2", "emformer-fixed-loss"),
+    ("the learned loss balance from theta0 = 0 beats a fixed w = 1/2", "emformer-fixed-loss"),
     (
         "the learned loss balance from theta0 = 0 beats the release's theta0 = -pi/2",
         "emformer-release-theta0",
@@ -1260,7 +1260,9 @@ def _ladder_figure(
     return name
 
 
-def _validation_figure(ladders: dict[str, dict[float, list[dict[str, Any]]]], name: str) -> str:
+def _validation_figure(
+    ladders: dict[str, dict[float, list[dict[str, Any]]]], name: str, ch: str
+) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1284,7 +1286,6 @@ def _validation_figure(ladders: dict[str, dict[float, list[dict[str, Any]]]], na
             if not curves:
                 continue
             d_i = curves[0]["days"].index(3) if 3 in curves[0]["days"] else 0
-            ch = next(iter(curves[0]["points"][0]["rmse"]))
             ups = [p["update"] for p in curves[0]["points"]]
             vals = np.array(
                 [
@@ -1308,14 +1309,19 @@ def _validation_figure(ladders: dict[str, dict[float, list[dict[str, Any]]]], na
     return name
 
 
-def cmd_ladder_report(allow_dirty: bool, device: str | None = None) -> None:  # noqa: C901
+def cmd_ladder_report(  # noqa: C901
+    allow_dirty: bool, device: str | None = None, stores: tuple[Path, ...] = LADDER_STORES
+) -> None:
     """docs/results/weather.md from the budget-ladder stores (experiments/weather_ladder.py)."""
     prov = provenance(allow_dirty, argv=["experiments/weather.py", "report"])
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from weather_ladder import _task as ladder_task
+
     from icml26.provenance import provenance_lines
     from icml26.stats import holm
 
-    task = _task()
-    allruns = load_ladder(task)
+    task = ladder_task()  # the registered task (a shrunk copy under $WEATHER_LADDER_SMOKE)
+    allruns = load_ladder(task, stores)
     learned_devs = [d for d in allruns if any(a in LEARNED for a in allruns[d])]
     if device is None:
         device = "cuda" if "cuda" in learned_devs else (learned_devs[0] if learned_devs else "cpu")
@@ -1498,7 +1504,7 @@ def cmd_ladder_report(allow_dirty: bool, device: str | None = None) -> None:  # 
         w.append(f"- **{a}**: {plat[a]['reading']}")
     fig = _ladder_figure(ladders, days, "weather_ladder.png")
     w += ["", f"![budget ladder](figures/{fig})", ""]
-    vfig = _validation_figure(ladders, "weather_validation.png")
+    vfig = _validation_figure(ladders, "weather_validation.png", chans[0])
     if vfig:
         w += [
             "Validation curves: z250 RMSE at 3 days on the held-out validation year (2004 of an "
@@ -1691,6 +1697,7 @@ def main(argv: list[str] | None = None) -> None:
         "--task", default=HEADLINE, help="registered weather task (the page uses the default)"
     )
     p.add_argument("--device", default=None, help="report: learned arms from this device")
+    p.add_argument("--store", nargs="*", default=None, help="report: ladder stores to read")
     add_allow_dirty(p)
     a = p.parse_args(argv)
     if a.task != TASK:  # development runs on another task keep their results apart
@@ -1713,7 +1720,8 @@ def main(argv: list[str] | None = None) -> None:
         provenance(a.allow_dirty, argv=["experiments/weather.py", "qg-scan"])
         cmd_qg_scan()
     elif TASK == HEADLINE:
-        cmd_ladder_report(a.allow_dirty, a.device)
+        stores = tuple(Path(x) for x in a.store) if a.store else LADDER_STORES
+        cmd_ladder_report(a.allow_dirty, a.device, stores)
     else:
         cmd_report(a.allow_dirty)
 
