@@ -566,6 +566,50 @@ def cmd_vendor(args: argparse.Namespace) -> None:
     print(f"vendored gymnasium and farama_notifications into {args.dest}")
 
 
+def cmd_bundles(args: argparse.Namespace) -> None:
+    """Reference bundles for the headline task: the store's CPU trials at scale 1 on the task's
+    leaderboard seeds, one bundle per arm in ``args.arms`` (a configuration that already has a
+    shipped bundle keeps its other tasks' trials), built with icml26.leaderboards.reference.
+    Then verify them: ``python -m icml26.leaderboards.reference verify FILES``."""
+    import tempfile
+
+    from icml26.benchmarks.store import ResultsStore
+    from icml26.leaderboards import reference
+    from icml26.protocol import TrialResult, config_hash
+
+    task = _task()
+    new = []
+    for line in load_store(args.store).values():
+        r = line["result"]
+        if (
+            line["budget_scale"] == 1
+            and r["status"] == "FINISHED"
+            and r["task_hash"] == task.definition_hash
+            and r["seed"] in task.seeds
+            and r["extra"].get("arm") in args.arms
+            and "device" not in r["agent_kwargs"]
+        ):
+            new.append(TrialResult.from_dict(r))
+    configs = {(t.agent_name, config_hash(t.agent_kwargs)) for t in new}
+    old = []
+    for b in reference.manifest()["bundles"]:
+        bundle = json.loads((reference.REFERENCE_DIR / b["file"]).read_text())
+        agent = bundle["agent"]
+        if (agent["name"], config_hash(agent["kwargs"])) in configs:
+            old += [TrialResult.from_dict(t) for t in bundle["results"] if t["task_id"] != task.id]
+    with tempfile.TemporaryDirectory() as d:
+        db = Path(d) / "reference.db"
+        with ResultsStore(db) as st:
+            for t in old + new:
+                st.put(t)
+        from icml26.provenance import provenance
+
+        prov = provenance(allow_dirty=True)
+        prov = {k: prov[k] for k in ("commit", "dirty", "command", "date")}
+        for path in reference.build(db, prov=prov):
+            print(f"wrote {path}")
+
+
 def _ints(s: str) -> tuple[int, ...]:
     out: list[int] = []
     for part in s.split(","):
@@ -608,12 +652,21 @@ def main(argv: list[str] | None = None) -> None:
             p.add_argument("--workers", type=int, default=1)
             p.add_argument("--deadline", type=float, default=None, help="seconds from start")
     sub.add_parser("digest")
+    bd = sub.add_parser("bundles", help="reference bundles of the headline task's arms")
+    bd.add_argument("--store", type=Path, default=STORE)
+    bd.add_argument(
+        "--arms",
+        type=lambda s: tuple(s.split(",")),
+        default=("emformer", "resnet", *BASELINES),
+    )
     v = sub.add_parser("vendor")
     v.add_argument("dest", type=Path)
     args = ap.parse_args(argv)
     if getattr(args, "scales", None):
         args.scales = tuple(int(x) if float(x).is_integer() else x for x in args.scales)
-    {"plan": cmd_plan, "run": cmd_run, "digest": cmd_digest, "vendor": cmd_vendor}[args.cmd](args)
+    cmds = {"plan": cmd_plan, "run": cmd_run, "digest": cmd_digest, "vendor": cmd_vendor}
+    cmds["bundles"] = cmd_bundles
+    cmds[args.cmd](args)
 
 
 if __name__ == "__main__":
