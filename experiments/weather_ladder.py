@@ -610,6 +610,36 @@ def cmd_bundles(args: argparse.Namespace) -> None:
             print(f"wrote {path}")
 
 
+def cmd_import(args: argparse.Namespace) -> None:
+    """Copy the ladder store into a harness results store (SQLite/PostgreSQL): every trial at
+    scale 1, and every rung once ``TrialResult`` carries ``budget_scale`` (the studies layer);
+    ``icml26 results`` and ``icml26 study report`` then read them like any other trial."""
+    from icml26.benchmarks.store import ResultsStore
+    from icml26.protocol import TrialResult
+
+    scaled_ok = "budget_scale" in TrialResult.__dataclass_fields__
+    n = skipped = 0
+    with ResultsStore(args.db) as st:
+        for line in load_store(args.store).values():
+            s = line["budget_scale"]
+            if s != 1 and not scaled_ok:
+                skipped += 1
+                continue
+            d = dict(line["result"])
+            if scaled_ok:
+                d["budget_scale"] = s
+            st.put(TrialResult.from_dict(d))
+            n += 1
+    print(
+        f"imported {n} trials into {args.db}"
+        + (
+            f"; {skipped} at other budget scales wait for TrialResult.budget_scale"
+            if skipped
+            else ""
+        )
+    )
+
+
 def _ints(s: str) -> tuple[int, ...]:
     out: list[int] = []
     for part in s.split(","):
@@ -652,6 +682,9 @@ def main(argv: list[str] | None = None) -> None:
             p.add_argument("--workers", type=int, default=1)
             p.add_argument("--deadline", type=float, default=None, help="seconds from start")
     sub.add_parser("digest")
+    im = sub.add_parser("import", help="copy the ladder store into a harness results store")
+    im.add_argument("--store", type=Path, default=STORE)
+    im.add_argument("--db", default="results/icml26.db")
     bd = sub.add_parser("bundles", help="reference bundles of the headline task's arms")
     bd.add_argument("--store", type=Path, default=STORE)
     bd.add_argument(
@@ -666,6 +699,7 @@ def main(argv: list[str] | None = None) -> None:
         args.scales = tuple(int(x) if float(x).is_integer() else x for x in args.scales)
     cmds = {"plan": cmd_plan, "run": cmd_run, "digest": cmd_digest, "vendor": cmd_vendor}
     cmds["bundles"] = cmd_bundles
+    cmds["import"] = cmd_import
     cmds[args.cmd](args)
 
 
