@@ -456,24 +456,15 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     # --- per-lead RMSE / ACC tables
     for c_i, c in enumerate(chans):
         for score, cubes in (("RMSE", mse), ("ACC", acc)):
-            w += [
+            _lead_table(
+                w,
                 f"### {c} {score} by lead",
-                "",
-                "| forecaster | " + " | ".join(f"{d} d" for d in days) + " |",
-                "|---|" + "---|" * len(days),
-            ]
-            for a in order:
-                cells = []
-                for d_i in range(len(days)):
-                    x = cubes[a][:, :, d_i, c_i]
-                    if np.all(np.isnan(x)):
-                        cells.append("undefined")
-                        continue
-                    fn = np.sqrt if score == "RMSE" else (lambda v: v)
-                    pt = float(fn(np.nanmean(x)))
-                    lo, hi = _ci(boot.stat(np.nan_to_num(x, nan=np.nan), fn))
-                    cells.append(f"{_fmt(pt)} [{_fmt(lo)}, {_fmt(hi)}]")
-                w.append(f"| {a} | " + " | ".join(cells) + " |")
+                order,
+                days,
+                lambda a, d_i, cubes=cubes, c_i=c_i: cubes[a][:, :, d_i, c_i],
+                boot,
+                np.sqrt if score == "RMSE" else None,
+            )
             w.append("")
     (OUT / "report_tables.md").write_text("\n".join(w))
     _claims(w, res, mse, acc, boot, days, chans, holm)
@@ -507,6 +498,35 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text("\n".join(w) + "\n")
     print(f"wrote {doc}")
+
+
+def _lead_table(
+    w: list[str],
+    title: str,
+    order: list[str],
+    days: list[int],
+    values: Any,
+    boot: Boot | None,
+    fn: Any = None,
+) -> None:
+    """A forecaster x lead table of ``fn(mean of values(arm, day index))`` ((seed, init) cubes),
+    with two-level bootstrap intervals when ``boot`` is given; all-NaN cells read 'undefined'."""
+    f = fn or (lambda v: v)
+    w += [title, "", "| forecaster | " + " | ".join(f"{d} d" for d in days) + " |"]
+    w.append("|---|" + "---|" * len(days))
+    for a in order:
+        cells = []
+        for d_i in range(len(days)):
+            x = values(a, d_i)
+            if np.all(np.isnan(x)):
+                cells.append("undefined")
+                continue
+            cell = _fmt(float(f(np.nanmean(x))))
+            if boot is not None:
+                lo, hi = _ci(boot.stat(x, f))
+                cell += f" [{_fmt(lo)}, {_fmt(hi)}]"
+            cells.append(cell)
+        w.append(f"| {a} | " + " | ".join(cells) + " |")
 
 
 def _result_commits(res: dict[str, list[dict[str, Any]]]) -> str:
@@ -1357,28 +1377,13 @@ def cmd_ladder_report(  # noqa: C901
         d_i = days.index(d)
         if "emformer" not in mse:
             break
-        for label, abl in LADDER_ABLATIONS:
-            if abl in mse:
-                pt, reps = _diff(mse, boot, "emformer", abl, d_i, 0)
-                rows.append(
-                    (
-                        f"{label} (z250 RMSE {d} d; {abl} minus emformer)",
-                        pt,
-                        reps,
-                        ["emformer", abl],
-                    )
-                )
-        for b in LADDER_BASES:
-            if b in mse:
-                pt, reps = _diff(mse, boot, "emformer", b, d_i, 0)
-                rows.append(
-                    (
-                        f"EMFormer beats {b} (z250 RMSE {d} d; {b} minus emformer)",
-                        pt,
-                        reps,
-                        ["emformer", b],
-                    )
-                )
+        versus = [(label, abl) for label, abl in LADDER_ABLATIONS]
+        versus += [(f"EMFormer beats {b}", b) for b in LADDER_BASES]
+        for label, other in versus:
+            if other in mse:
+                pt, reps = _diff(mse, boot, "emformer", other, d_i, 0)
+                claim = f"{label} (z250 RMSE {d} d; {other} minus emformer)"
+                rows.append((claim, pt, reps, ["emformer", other]))
         lins = [a for a in LINEAR_ARMS if a in mse]
         if lins:
             lin = min(lins, key=lambda a: float(np.mean(mse[a][:, :, d_i, 0])))
@@ -1559,18 +1564,7 @@ def cmd_ladder_report(  # noqa: C901
             rung = f"x{top[a]:g}" if a in top else "-"
             w.append(f"| {a} | {rung} | " + " | ".join(cells) + f" | {k10}/{n10} |")
         w.append("")
-    w += [
-        f"### {chans[0]} ACC",
-        "",
-        "| forecaster | " + " | ".join(f"{d} d" for d in days) + " |",
-        "|---|" + "---|" * len(days),
-    ]
-    for a in order:
-        cells = []
-        for d_i in range(len(days)):
-            x = acc[a][:, :, d_i, 0]
-            cells.append("undefined" if np.all(np.isnan(x)) else f"{np.nanmean(x):.3g}")
-        w.append(f"| {a} | " + " | ".join(cells) + " |")
+    _lead_table(w, f"### {chans[0]} ACC", order, days, lambda a, d_i: acc[a][:, :, d_i, 0], None)
     _long_range_section(w, mse_all, days)
     _spectra(w, res_top, [a for a in order], days, chans)
     _data_diagnostics(w, task)

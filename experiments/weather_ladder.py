@@ -434,8 +434,8 @@ def graph_self_check(device: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- commands
-def cmd_plan(args: argparse.Namespace) -> None:
-    js = jobs(
+def _jobs_of(args: argparse.Namespace) -> list[dict[str, Any]]:
+    return jobs(
         args.device,
         args.scales,
         args.seeds,
@@ -443,7 +443,13 @@ def cmd_plan(args: argparse.Namespace) -> None:
         not args.no_baselines,
         args.task,
         args.version,
+        args.joint,
+        _era5(args),
     )
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    js = _jobs_of(args)
     store = load_store(args.store)
     n_trials = sum(len(_trials_of(j)) for j in js)
     todo = [j for j in js if any(k not in store for _, _, k in _trials_of(j))]
@@ -469,17 +475,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         print(f"[ladder] {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
         check = graph_self_check(device)
         print(f"[ladder] CUDA-graph self-check: {check}", flush=True)
-    js = jobs(
-        device,
-        args.scales,
-        args.seeds,
-        args.arms,
-        not args.no_baselines,
-        args.task,
-        args.version,
-        args.joint,
-        _era5(args),
-    )
+    js = _jobs_of(args)
     done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
     todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
     print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
