@@ -1246,6 +1246,19 @@ def _rmse_kept(rs: list[dict[str, Any]], d_i: int, day: int, c_i: int = 0) -> fl
     return float(np.sqrt(np.mean(vals))) if vals else float("nan")
 
 
+def _save(fig: Any, axes: Any, ylabel: str, name: str) -> str:
+    """Label, lay out and write a figure of the page; returns its file name."""
+    import matplotlib.pyplot as plt
+
+    np.atleast_1d(axes)[0].set_ylabel(ylabel)
+    np.atleast_1d(axes)[-1].legend(fontsize=7)
+    fig.tight_layout()
+    FIG.mkdir(parents=True, exist_ok=True)
+    fig.savefig(FIG / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
 def _ladder_figure(
     ladders: dict[str, dict[float, list[dict[str, Any]]]], days: list[int], name: str
 ) -> str:
@@ -1272,12 +1285,7 @@ def _ladder_figure(
         ax.set_xscale("log", base=2)
         ax.set_xlabel("budget scale (x 1000 updates)")
         ax.set_title(f"z250 RMSE at {d} d (mean of seeds, 95% CI)")
-    np.atleast_1d(axes)[0].set_ylabel("m^2/s^2")
-    np.atleast_1d(axes)[-1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(FIG / name, dpi=110)
-    plt.close(fig)
-    return name
+    return _save(fig, axes, "m^2/s^2", name)
 
 
 def _validation_figure(
@@ -1321,12 +1329,7 @@ def _validation_figure(
         ax.set_xscale("log")
         ax.set_title(arm, fontsize=9)
         ax.set_xlabel("update")
-    np.atleast_1d(axes)[0].set_ylabel("validation z250 RMSE, 3 d")
-    np.atleast_1d(axes)[-1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(FIG / name, dpi=110)
-    plt.close(fig)
-    return name
+    return _save(fig, axes, "validation z250 RMSE, 3 d", name)
 
 
 def cmd_ladder_report(  # noqa: C901
