@@ -1,25 +1,22 @@
-"""Weather results on the registered nonlinear headline task (``weather/qg-turbulent``): baselines,
-EMFormer, its ablations. ``--task weather/qg-nonlinear`` reruns the previous headline.
+"""The weather results pages. The headline page (``weather/qg-turbulent``, docs/results/weather.md)
+is written from the budget ladder's stores; other tasks keep the per-arm result files.
 
-    python experiments/weather.py run        # trains and scores every arm (resumable)
-    python experiments/weather.py report     # writes docs/results/weather.md and the figures
-    python experiments/weather.py qg-scan    # persistence and jet share of other QG settings
-    python experiments/weather.py probe      # off-task: EMFormer, ResNet with 4x the budget
-    python experiments/weather.py qg-linearity --qg '{"beta": 1e-11}'  # off-task: linear vs
-                                             # nonlinear predictors on a QG setting
+    python experiments/weather_ladder.py run [--device cuda ...]   # the ladder (resumable store)
+    python experiments/weather.py report        # docs/results/weather.md from the ladder stores
+    python experiments/weather.py qg-linearity --source qg --qg '{"beta": 1e-11}'  # off-task:
+                                                # linear vs nonlinear predictors on a setting
+    python experiments/weather.py run --task weather/barotropic-sphere   # other tasks' pages
+    python experiments/weather.py report --task weather/barotropic-sphere
 
-Every arm goes through the registered task's own ``run_trial`` (icml26.benchmarks.tasks.weather):
-the task's env, training period, ``Budget`` and ``eval_episodes`` initializations, nothing else.
-Learned arms are trained with seeds ``SEEDS``; the deterministic baselines run once. Intervals are
-95% percentile intervals of a two-level bootstrap that resamples training seeds and
-initialization times, the same initializations for every arm (paired). The ablation claims and
-the long-range claim are tested with the same paired bootstrap and Holm-corrected.
-The EMFormer arm also runs an input-perturbation ensemble (CRPS, spread-skill ratio). The
-nonlinearity check compares the nonlinear forecasters (EMFormer, ResNet, the per-lead quadratic
-regression and the iterated one-step quadratic emulator) with the best linear one (iterated
-local ridge or the per-lead direct linear regression, whichever is better on the held-out year)
-at 3 and 5 days.
-Every (arm, seed) result is saved under results/weather/ and reused on the next run.
+The headline page reads results/weather/ladder (CPU runs) and results/weather/ladder_gpu (the GPU
+batch's files): every trial went through the registered task's own ``run_trial`` at a budget
+scale of 1x-8x. Intervals are 95% percentile intervals of a two-level bootstrap that resamples
+training seeds and initialization times, the same initializations for every arm (paired); the
+claims are Holm-corrected together, and a claim is decided only when every learned arm it
+compares is at the plateau of its budget ladder with 10 seeds ("undecided at this budget"
+otherwise, with the last step's gain). Divergent rollouts are counted, not averaged.
+For other tasks (``--task``), ``run`` trains every arm at the task's budget with seeds ``SEEDS``
+and saves each (arm, seed) result under results/weather/<task>/, reused on the next run.
 """
 
 from __future__ import annotations
