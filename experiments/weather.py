@@ -196,86 +196,6 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
     return res
 
 
-PROBE_FACTOR = 4  # the off-task convergence probe trains EMFormer with 4x the task's budget
-
-
-def cmd_probe(arms: tuple[str, ...] = ("emformer", "resnet"), seed: int = 0) -> None:
-    """Off-task convergence probe: each of ``arms`` with PROBE_FACTOR x the task's update budget
-    (EMFormer: the same split into one-step and fine-tuning updates), scored through the task's
-    ``run_trial`` with only the budget replaced. Not a result on the registered task."""
-    for arm in arms:
-        _probe_one(arm, seed)
-
-
-def _probe_one(arm: str, seed: int) -> None:
-    import dataclasses
-
-    import torch
-
-    from icml26 import agents
-    from icml26.benchmarks.tasks.weather import run_trial
-    from icml26.protocol import Budget
-
-    torch.set_num_threads(1)
-    task = _task()
-    updates = int(task.budget.updates) * PROBE_FACTOR
-    probe = dataclasses.replace(task, budget=Budget(updates=updates))
-    reg, kwargs, _ = _arms(updates)[arm]
-    agent = agents.make(reg, **{**kwargs, "progress": False})
-    agent.reset(seed)
-    t0 = time.monotonic()
-    out = run_trial(probe, agent, seed)
-    r = {
-        "arm": f"{arm}-{updates}",
-        "base_arm": arm,
-        "seed": seed,
-        "updates": updates,
-        "kwargs": {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()},
-        "extra": out.extra,
-        "wall_s": time.monotonic() - t0,
-    }
-    path = OUT / "probe" / f"{arm}-{updates}_s{seed}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(r))
-    print(f"wrote {path} ({r['wall_s']:.0f} s)")
-
-
-def _probe_section(w: list[str], res: dict[str, Any], days: list[int], chans: list[str]) -> None:
-    probes = sorted((OUT / "probe").glob("*.json")) if (OUT / "probe").exists() else []
-    if not probes:
-        return
-    rows: list[tuple[str, np.ndarray, str]] = []
-    for p in probes:
-        r = json.loads(p.read_text())
-        seed = r["seed"]
-        arm = r.get("base_arm", "emformer")
-        base = [x for x in res.get(arm, []) if x["seed"] == seed]
-        if base:
-            rows.append((f"{arm}, task budget (seed {seed})", _cube(base, "mse")[0], ""))
-        curve = r["extra"].get("learn", {}).get("curve", [])
-        last = f"{curve[-1]['loss']:.4f} at update {curve[-1]['update']}" if curve else "-"
-        rows.append(
-            (f"{r['arm']} ({r['updates']} updates, seed {seed})", _cube([r], "mse")[0], last)
-        )
-    for a in ("linear-direct", "quadratic-iterated", "persistence"):
-        if a in res:
-            rows.append((a, _cube(res[a], "mse")[0], ""))
-    w += [
-        "",
-        "## Off-task convergence probe",
-        "",
-        f"EMFormer and the ResNet trained with {PROBE_FACTOR} x the task's update budget "
-        "(`python experiments/weather.py probe`; the same initializations and scoring, only the "
-        f"budget replaced; one seed, so no interval). {chans[0]} RMSE by lead:",
-        "",
-        "| forecaster | " + " | ".join(f"{d} d" for d in days) + " | last training loss |",
-        "|---|" + "---|" * (len(days) + 1),
-    ]
-    for name, cube, last in rows:
-        cells = [f"{np.sqrt(np.nanmean(cube[:, i, 0])):.4g}" for i in range(len(days))]
-        w.append(f"| {name} | " + " | ".join(cells) + f" | {last or '-'} |")
-
-
 def _job(job: tuple[str, int]) -> str:
     name, seed = job
     path = OUT / f"{name}_s{seed}.json"
@@ -467,7 +387,6 @@ def cmd_report(allow_dirty: bool) -> None:  # noqa: C901
     _claims(w, res, mse, acc, boot, days, chans, holm)
     _probabilistic(w, res, chans)
     _spectra(w, res, order, days, chans)
-    _probe_section(w, res, days, chans)
     _data_diagnostics(w, task)
     _qg_scan(w)
     _qg_linearity(w)
@@ -1647,7 +1566,7 @@ def _long_range_section(w: list[str], mse: dict[str, np.ndarray], days: list[int
             "the paper's claim of better 10-day accuracy is **untestable here** (not 'not "
             "reproduced'): a forecaster can only tie climatology there. The search for a "
             "configuration whose linear skill horizon exceeds 10 days and where a nonlinear "
-            "emulator beats the best linear model is tabulated below (QG settings probed)."
+            "emulator beats the best linear model is tabulated below (settings probed)."
             if horizon < 10
             else "Some forecaster keeps skill at 10 days, so the claim is testable on these data."
         ),
@@ -1720,7 +1639,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("command", choices=("run", "report", "qg-scan", "probe", "qg-linearity"))
+    p.add_argument("command", choices=("run", "report", "qg-scan", "qg-linearity"))
     p.add_argument("--qg", default="{}", help="qg-linearity: model settings as JSON")
     p.add_argument(
         "--source", default="qg", help="qg-linearity: qg, barotropic or lorenz96 (generated)"
@@ -1742,9 +1661,6 @@ def main(argv: list[str] | None = None) -> None:
         provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
         names = a.only or list(_arms(int(_task().budget.updates)))
         cmd_run(names, tuple(a.seeds), a.workers)
-    elif a.command == "probe":
-        provenance(a.allow_dirty, argv=["experiments/weather.py", "probe"])
-        cmd_probe(tuple(a.only) if a.only else ("emformer", "resnet"))
     elif a.command == "qg-linearity":
         provenance(a.allow_dirty, argv=["experiments/weather.py", *(argv or sys.argv[1:])])
         sys.path.insert(0, str(ROOT / "experiments"))
