@@ -1133,13 +1133,12 @@ def _seed_values(rs: list[dict[str, Any]], d_i: int, c_i: int = 0) -> dict[int, 
 
 
 def plateau(ladder: dict[float, dict[int, float]]) -> dict[str, Any]:
-    """The plateau test on the ladder's last step (lower is better): the paired (by seed) mean
-    fall of the metric from the second-highest to the highest rung with its 95% interval; at
-    plateau when the whole interval lies within +-PLATEAU_TOL of the lower rung's mean."""
-    try:
-        from icml26.stats import plateau_test  # the studies layer's test, once it has landed
-    except ImportError:
-        plateau_test = None
+    """``icml26.stats.plateau_test`` on the ladder's last step (lower is better): the paired (by
+    seed) mean fall of the metric from the second-highest to the highest rung with its 95%
+    interval; at plateau when the whole interval lies within +-PLATEAU_TOL of the lower rung's
+    mean."""
+    from icml26.stats import plateau_test
+
     scales = sorted(ladder)
     if len(scales) < 2:
         return {"status": "no ladder", "at": False, "reading": "one rung only"}
@@ -1148,23 +1147,19 @@ def plateau(ladder: dict[float, dict[int, float]]) -> dict[str, Any]:
     if len(common) < 2:
         return {"status": "no ladder", "at": False, "reading": "fewer than 2 paired seeds"}
     prev = np.array([ladder[lo_s][k] for k in common])
-    top = np.array([ladder[hi_s][k] for k in common])
-    if plateau_test is not None:
-        r = plateau_test(
-            {lo_s: dict(zip(common, prev)), hi_s: dict(zip(common, top))},
-            direction="min",
-            tolerance=PLATEAU_TOL,
-        )
-        at, status, gain, low, high = r.at_plateau, r.status, r.improvement, r.low, r.high
-        tol = r.tolerance
-    else:
-        from icml26.stats import paired_test
-
-        t = paired_test(prev, top)  # prev - top: the fall (positive = better at the top rung)
-        tol = PLATEAU_TOL * abs(float(prev.mean()))
-        gain, low, high = t.diff, t.low, t.high
-        at = -tol <= low and high <= tol
-        status = "at plateau" if at else ("still improving" if gain > 0 else "not at plateau")
+    r = plateau_test(
+        {lo_s: {k: ladder[lo_s][k] for k in common}, hi_s: {k: ladder[hi_s][k] for k in common}},
+        direction="min",
+        tolerance=PLATEAU_TOL,
+    )
+    at, status, gain, low, high, tol = (
+        r.at_plateau,
+        r.status,
+        r.improvement,
+        r.low,
+        r.high,
+        r.tolerance,
+    )
     step = f"x{lo_s:g} to x{hi_s:g}"
     rel = gain / float(prev.mean())
     reading = (

@@ -121,25 +121,11 @@ def _task(task_id: str = TASK, version: int = VERSION, era5: dict[str, Any] | No
     return task
 
 
-def scaled(task: Any, scale: float) -> Any:
-    """The task with its update budget times ``scale`` (``Task.scaled`` once the studies layer
-    provides it)."""
-    if scale == 1:
-        return task
-    if hasattr(task, "scaled"):
-        return task.scaled(scale)
-    import dataclasses
-
-    return dataclasses.replace(
-        task, budget=task.budget.replace(updates=int(round(task.budget.updates * scale)))
-    )
-
-
 def trial_key(task: Any, agent: str, kwargs: dict[str, Any], seed: int, scale: float) -> str:
+    """The harness's key of the trial (``TrialSpec(...).key``, ``|x<scale>`` when scaled)."""
     from icml26.protocol import trial_key as key
 
-    base = key(task.id, task.version, agent, kwargs, seed, task.definition_hash)
-    return base if scale == 1 else f"{base}|x{scale:g}"
+    return key(task.id, task.version, agent, kwargs, seed, task.definition_hash, scale)
 
 
 # ---------------------------------------------------------------------------- jobs
@@ -229,7 +215,7 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
     base = _task(job["task"], job["version"], job.get("era5"))
     members = [(a, s) for a in job["arms"] for s in job["seeds"]]
     scale = 1 if job["arms"][0] in BASELINES else job["scale"]
-    task = scaled(base, scale)
+    task = base.scaled(scale)
     started = dt.datetime.now(dt.UTC).isoformat()
     t0 = time.perf_counter()
     made: list[tuple[str, dict[str, Any], Any]] = []
@@ -266,14 +252,14 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
             "agent_kwargs": kw,
             "started_at": started,
             "task_hash": base.definition_hash,
+            "budget_scale": scale,
         }
         if err is None:
             o = outcomes[i]
             extra = {
                 **o.extra,
                 "arm": a,
-                "budget_scale": scale,
-                "budget_updates": task.budget.updates,
+                "budget": task.budget.to_dict(),
                 "source_digest": source_digest(),
                 "job_seconds": time.perf_counter() - t0,
                 "joint": job["joint"],
@@ -286,9 +272,7 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
                 **common,
             )
         else:
-            r = TrialResult(
-                status="FAILED", traceback=err, extra={"arm": a, "budget_scale": scale}, **common
-            )
+            r = TrialResult(status="FAILED", traceback=err, extra={"arm": a}, **common)
         lines.append(
             {
                 "key": trial_key(base, reg, kw, s, scale),
@@ -607,33 +591,17 @@ def cmd_bundles(args: argparse.Namespace) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
-    """Copy the ladder store into a harness results store (SQLite/PostgreSQL): every trial at
-    scale 1, and every rung once ``TrialResult`` carries ``budget_scale`` (the studies layer);
-    ``icml26 results`` and ``icml26 study report`` then read them like any other trial."""
+    """Copy the ladder store into a harness results store (SQLite/PostgreSQL): ``icml26
+    results`` and the studies layer then read the trials like any others (same keys)."""
     from icml26.benchmarks.store import ResultsStore
     from icml26.protocol import TrialResult
 
-    scaled_ok = "budget_scale" in TrialResult.__dataclass_fields__
-    n = skipped = 0
+    n = 0
     with ResultsStore(args.db) as st:
         for line in load_store(args.store).values():
-            s = line["budget_scale"]
-            if s != 1 and not scaled_ok:
-                skipped += 1
-                continue
-            d = dict(line["result"])
-            if scaled_ok:
-                d["budget_scale"] = s
-            st.put(TrialResult.from_dict(d))
+            st.put(TrialResult.from_dict(line["result"]))
             n += 1
-    print(
-        f"imported {n} trials into {args.db}"
-        + (
-            f"; {skipped} at other budget scales wait for TrialResult.budget_scale"
-            if skipped
-            else ""
-        )
-    )
+    print(f"imported {n} trials into {args.db}")
 
 
 def _ints(s: str) -> tuple[int, ...]:
