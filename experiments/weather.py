@@ -940,6 +940,11 @@ def _probe_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def _upper(cell: str) -> float:
+    """The upper end of a ``"0.915 [0.882, 0.949]"`` table cell."""
+    return float(cell.split("[")[1].split(",")[1].rstrip("]"))
+
+
 def _qg_linearity(w: list[str]) -> None:
     """The settings probed with ``qg-linearity`` (QG, Lorenz-96, barotropic sphere): how long
     the best linear forecast keeps skill, and whether a nonlinear forecaster beats it there."""
@@ -954,13 +959,17 @@ def _qg_linearity(w: list[str]) -> None:
         f"{len(rows)} generated 2000-2003 runs (data seed 0), 71 initializations every 5 days of "
         "the held-out 2003, first channel (z250 for QG, z500 for the sphere, x for Lorenz-96). "
         "Skill: the direct linear model's RMSE as a fraction of climatology's (1 = no skill; a "
-        "linear skill horizon past 10 days needs < 0.95 at 10 d). Nonlinearity: the best "
-        "nonlinear forecaster's RMSE (iterated quadratic emulator, per-lead quadratic "
-        "regression or analogues) as a fraction of the direct linear model's, paired 95% "
-        "bootstrap interval (< 1: the nonlinear one is better). A long-range-testable task "
-        "needs both at long leads.",
+        "linear skill horizon past 10 days means < 0.95 at 10 d: the data hold predictable "
+        "signal at 10 days, so forecasters can differ there). Nonlinearity: the iterated "
+        "quadratic emulator's RMSE as a fraction of the direct linear model's at 1 and 3 days, "
+        "paired 95% bootstrap interval (< 1: the nonlinear emulator is better: the dynamics' "
+        "nonlinearity is learnable); and at 5 and 10 days the best of the nonlinear "
+        "forecasters (emulator, per-lead quadratic regression, analogues). Testable (the "
+        "issue's two conditions): linear skill at 10 days and the emulator significantly "
+        "better than the best linear model at some lead.",
         "",
-        "| source | setting | linear / clim 3 d | 5 d | 10 d | best nonlinear / linear 1 d | 3 d | 5 d | 10 d | testable? |",
+        "| source | setting | linear / clim 3 d | 5 d | 10 d | emulator / linear 1 d | 3 d | "
+        "best nonlinear / linear 5 d | 10 d | testable? |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     head = json.loads(json.dumps(_task().env_kwargs.get("source_kwargs", {})))
@@ -972,14 +981,16 @@ def _qg_linearity(w: list[str]) -> None:
             for n, v in r["ratios"].items()
             if n in ("iter-quadratic", "quadratic-direct", "analogue")
         }
+        emu = [r["ratios"]["iter-quadratic"][i] for i in (0, 2)]  # the emulator at 1 and 3 d
         best = []
-        for i in (0, 2, 3, 5):
+        for i in (3, 5):
             name = min(nl, key=lambda n, i=i: float(nl[n][i].split(" ")[0]))
-            best.append((name, nl[name][i], float(nl[name][i].split("[")[1].split(",")[1][:-1])))
-        ok = skill[5] < 0.95 and any(hi < 1.0 for _, _, hi in best[2:])
+            best.append((name, nl[name][i]))
+        emu_wins = any(_upper(v) < 1.0 for v in emu)
+        ok = skill[5] < 0.95 and emu_wins
         found += [r] if ok else []
         skilful += [r] if skill[5] < 0.95 else []
-        short_win += [r] if any(hi < 1.0 for _, _, hi in best[:2]) else []
+        short_win += [r] if emu_wins else []
         mark = (
             " (the headline task's)"
             if r["source"] == "qg" and json.loads(r["setting"]) == head
@@ -988,20 +999,20 @@ def _qg_linearity(w: list[str]) -> None:
         w.append(
             f"| {r['source']} | `{r['setting']}`{mark} | {skill[2]:.2f} | {skill[3]:.2f} | "
             f"{skill[5]:.2f} | "
-            + " | ".join(f"{v} ({n})" for n, v, _ in best)
+            + " | ".join([*emu, *(f"{v} ({n})" for n, v in best)])
             + f" | {'yes' if ok else 'no'} |"
         )
     w += [
         "",
         f"Of the {len(rows)} settings, {len(skilful)} keep linear skill at 10 days and "
-        f"{len(short_win)} have a nonlinear forecaster significantly better than the linear one "
-        "at 1 or 3 days; "
+        f"{len(short_win)} have the nonlinear emulator significantly better than the best "
+        "linear model at 1 or 3 days; "
         + (
-            f"{len(found)} meet both conditions at 5-10 days: "
+            f"{len(found)} meet both: "
             + ", ".join(f"{r['source']} `{r['setting']}`" for r in found)
             + "."
             if found
-            else "none meets both conditions at 5-10 days, so the 10-day claim stays "
+            else "none meets both, so the 10-day claim stays "
             "**untestable here** (a testbed that cannot express it, not a result against it)."
         ),
     ]
