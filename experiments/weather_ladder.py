@@ -418,8 +418,18 @@ def graph_self_check(device: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- commands
+def _also(spec: str) -> tuple[str, int, tuple[str, ...]]:
+    """``TASK@VERSION:arm,arm`` -> (task id, version, arms)."""
+    head, _, arms = spec.partition(":")
+    task_id, _, version = head.partition("@")
+    return task_id, int(version or 0), tuple(arms.split(",")) if arms else tuple(ARMS)
+
+
 def _jobs_of(args: argparse.Namespace) -> list[dict[str, Any]]:
-    return jobs(
+    """The run's jobs: the main task's (longest first), then each ``--also`` task's (its
+    learned arms at the same scales and seeds, no baselines), which start only as workers
+    free up."""
+    out = jobs(
         args.device,
         args.scales,
         args.seeds,
@@ -430,6 +440,10 @@ def _jobs_of(args: argparse.Namespace) -> list[dict[str, Any]]:
         args.joint,
         _era5(args),
     )
+    for spec in getattr(args, "also", None) or []:
+        task_id, version, arms = _also(spec)
+        out += jobs(args.device, args.scales, args.seeds, arms, False, task_id, version, args.joint)
+    return out
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
@@ -467,6 +481,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     if device.startswith("cuda"):
         summary["cuda_graph_check"] = check
     summary["data"] = _prepare(args.task, args.version, _era5(args))
+    for spec in args.also or []:
+        task_id, version, _ = _also(spec)
+        summary[f"data {task_id}@v{version}"] = _prepare(task_id, version)
     summary["data_s"] = time.monotonic() - t_start
     print(f"[ladder] data ready in {summary['data_s']:.0f} s: {summary['data']}", flush=True)
     ctx = mp.get_context("spawn")
@@ -626,6 +643,13 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--no-baselines", action="store_true")
         p.add_argument("--store", type=Path, default=STORE)
         p.add_argument("--task", default=TASK)
+        p.add_argument(
+            "--also",
+            action="append",
+            default=None,
+            help="another task's ladder after the main one's, TASK@VERSION[:arm,arm] "
+            "(e.g. weather/lorenz96-slow@0:emformer,resnet)",
+        )
         p.add_argument(
             "--era5",
             default=None,
