@@ -140,7 +140,7 @@ def jobs(
     joint: bool | None = None,
     era5: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The run's jobs, longest first. On a GPU (or with ``joint``) a job trains every seed of a
+    """The run's jobs, top rung first. On a GPU (or with ``joint``) a job trains every seed of a
     group of arms at one scale side by side; on the CPU a job is one trial."""
     joint = device != "cpu" if joint is None else joint
     wanted = set(ARMS if arms is None else arms)
@@ -167,7 +167,9 @@ def jobs(
         if era5:
             j["era5"] = era5
         j["cost_cpu_s"] = _cost(j)
-    return sorted(out, key=lambda j: -j["cost_cpu_s"])
+    # the top rungs first (the plateau test reads the last step), within a rung the longest
+    # job first; the baselines (CPU, minutes) last
+    return sorted(out, key=lambda j: (j["arms"][0] in BASELINES, -j["scale"], -j["cost_cpu_s"]))
 
 
 def _cost(job: dict[str, Any]) -> float:
@@ -285,22 +287,44 @@ def run_job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------- store
 def _files(store: Path) -> list[Path]:
-    """The store's files: ``store`` itself if it is a file, else its ``*.jsonl`` files."""
+    """The store's files: ``store`` itself if it is a file, else its ``*.jsonl`` and
+    ``*.jsonl.gz`` files (a gzipped export read back in: the plain files win, read last)."""
     if store.is_file():
         return [store]
-    return sorted(store.glob("*.jsonl")) if store.is_dir() else []
+    if not store.is_dir():
+        return []
+    return sorted(store.glob("*.jsonl.gz")) + sorted(store.glob("*.jsonl"))
+
+
+def _text(path: Path) -> str:
+    import gzip
+
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
 
 
 def load_store(store: Path) -> dict[str, dict[str, Any]]:
     """key -> line; a later line for the same key wins (a FINISHED re-run replaces a FAILED)."""
     out: dict[str, dict[str, Any]] = {}
     for path in _files(store):
-        for raw in path.read_text().splitlines():
+        for raw in _text(path).splitlines():
             if raw.strip():
                 line = json.loads(raw)
                 if line["key"] not in out or line["result"]["status"] == "FINISHED":
                     out[line["key"]] = line
     return out
+
+
+def export_gz(store: Path, target: Path) -> None:
+    """Every line of ``store`` in one gzipped JSON-lines file (written atomically): the one
+    file a GPU machine sends back, however many rungs finished."""
+    import gzip
+
+    from icml26._paths import atomic_write
+
+    lines = [json.dumps(v, sort_keys=True) for v in load_store(store).values()]
+    data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=6)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, lambda tmp: tmp.write_bytes(data))
 
 
 def _append(store: Path, lines: list[dict[str, Any]]) -> None:
@@ -474,6 +498,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         check = graph_self_check(device)
         print(f"[ladder] CUDA-graph self-check: {check}", flush=True)
     js = _jobs_of(args)
+    if device.startswith("cuda") and not check["graphs"]:  # eager: the top rungs cannot finish
+        js = [j for j in js if j["scale"] <= args.max_eager_scale or not j["joint"]]
     done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
     todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
     print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
@@ -508,6 +534,8 @@ def cmd_run(args: argparse.Namespace) -> None:
                     print(f"[ladder] job {j['arms']} x{j['scale']} crashed: {e!r}", flush=True)
                     continue
                 _append(args.store, lines)
+                if args.export_gz:
+                    export_gz(args.store, args.export_gz)
                 ok = sum(line["result"]["status"] == "FINISHED" for line in lines)
                 el = time.monotonic() - t_start
                 print(
@@ -528,6 +556,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         summary["wall_s"] = time.monotonic() - t_start
         st = args.store
         where = st.with_suffix(".summary.json") if st.suffix == ".jsonl" else st / "summary.json"
+        if args.export_gz:
+            export_gz(st, args.export_gz)
+            where = args.export_gz.with_name("weather_summary.json")
         where.write_text(json.dumps(summary, indent=1))
         print(f"[ladder] wrote {args.store} ({summary['wall_s']:.0f} s)", flush=True)
 
@@ -669,6 +700,18 @@ def main(argv: list[str] | None = None) -> None:
         if name == "run":
             p.add_argument("--workers", type=int, default=1)
             p.add_argument("--deadline", type=float, default=None, help="seconds from start")
+            p.add_argument(
+                "--export-gz",
+                type=Path,
+                default=None,
+                help="after each job, write the whole store to this one .jsonl.gz file",
+            )
+            p.add_argument(
+                "--max-eager-scale",
+                type=float,
+                default=4,
+                help="on a GPU without CUDA graphs, skip the rungs above this scale",
+            )
     sub.add_parser("digest")
     im = sub.add_parser("import", help="copy the ladder store into a harness results store")
     im.add_argument("--store", type=Path, default=STORE)
