@@ -112,8 +112,11 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
         return _memo[key]
     from icml26._paths import cache_dir, cached
 
+    takes = inspect.signature(gen).parameters
+    call = {k: v for k, v in kwargs.items() if k != "progress" or "progress" in takes}
+
     def make() -> xr.Dataset:
-        return gen(start=start, end=end, **kwargs)
+        return gen(start=start, end=end, **call)
 
     if cache:
         ds = cached(
