@@ -34,24 +34,16 @@ K = 256  # EOFs kept
 OUT = Path(__file__).resolve().parents[1] / "results" / "weather" / "qg_linearity"
 
 
-GENERATORS = {
-    "qg": "icml26.envs.weather.qg:generate_qg",
-    "barotropic": "icml26.envs.weather.barotropic:generate_barotropic",
-    "lorenz96": "icml26.envs.weather.lorenz96:generate_lorenz96",
-}
-
-
 def _generate(source: str, settings: dict[str, Any], seed: int) -> np.ndarray:
-    """2000-2003 of a generated source: its first variable as (time, level, lat, lon)."""
-    import importlib
-    import inspect
+    """2000-2003 of a generated source (``qg``, ``barotropic`` or ``lorenz96``) through the
+    family's data cache (a registered task's data, e.g. the headline setting, is read, not
+    regenerated): its first variable as (time, level, lat, lon)."""
+    from icml26.envs.weather.sources import open_source
 
-    mod, fn = GENERATORS[source].split(":")
-    gen = getattr(importlib.import_module(mod), fn)
-    kw = dict(settings)
-    if "progress" in inspect.signature(gen).parameters:
-        kw["progress"] = False
-    ds = gen(start="2000-01-01", end="2003-12-31T18", seed=seed, **kw)
+    if source not in ("qg", "barotropic", "lorenz96"):
+        raise ValueError(f"qg-linearity: source must be qg, barotropic or lorenz96, got {source!r}")
+    kw = {**settings, "seed": seed}
+    ds = open_source(source, "2000-01-01", "2003-12-31T18", progress=False, **kw)
     var = "geopotential" if "geopotential" in ds else next(iter(ds.data_vars))
     z = ds[var].values.astype(np.float64)
     return z if z.ndim == 4 else z[:, None]
