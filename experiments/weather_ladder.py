@@ -139,16 +139,19 @@ def jobs(
     version: int = VERSION,
     joint: bool | None = None,
     era5: dict[str, Any] | None = None,
+    baseline_seeds: tuple[int, ...] = (0,),
 ) -> list[dict[str, Any]]:
     """The run's jobs, top rung first. On a GPU (or with ``joint``) a job trains every seed of a
-    group of arms at one scale side by side; on the CPU a job is one trial."""
+    group of arms at one scale side by side; on the CPU a job is one trial. The deterministic
+    baselines run once per seed of ``baseline_seeds`` (seed 0 is enough for the page; a
+    leaderboard bundle needs every seed of the task)."""
     joint = device != "cpu" if joint is None else joint
     wanted = set(ARMS if arms is None else arms)
     out: list[dict[str, Any]] = []
     if baselines:
         for b in BASELINES:
             if arms is None or b in wanted:
-                out.append({"arms": [b], "scale": 1, "seeds": [0], "joint": False})
+                out.append({"arms": [b], "scale": 1, "seeds": list(baseline_seeds), "joint": False})
     for s in scales:
         if not joint:
             out += [
@@ -463,6 +466,7 @@ def _jobs_of(args: argparse.Namespace) -> list[dict[str, Any]]:
         args.version,
         args.joint,
         _era5(args),
+        args.baseline_seeds,
     )
     for spec in getattr(args, "also", None) or []:
         task_id, version, arms = _also(spec)
@@ -470,12 +474,24 @@ def _jobs_of(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
+def _unfinished(js: list[dict[str, Any]], done: set[str]) -> list[dict[str, Any]]:
+    """The jobs with a trial not in ``done``, each cut down to the seeds with a trial left
+    (joint training of a subset is training those seeds alone: fit_jointly equals
+    one-at-a-time training)."""
+    todo = []
+    for j in js:
+        left = sorted({s for _, s, k in _trials_of(j) if k not in done})
+        if left:
+            todo.append({**j, "seeds": left})
+    return todo
+
+
 def cmd_plan(args: argparse.Namespace) -> None:
     js = _jobs_of(args)
-    store = load_store(args.store)
+    done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
     n_trials = sum(len(_trials_of(j)) for j in js)
-    todo = [j for j in js if any(k not in store for _, _, k in _trials_of(j))]
-    cpu = sum(j["cost_cpu_s"] for j in todo)
+    todo = _unfinished(js, done)
+    cpu = sum(_cost(j) for j in todo)
     print(f"{len(js)} jobs, {n_trials} trials; {len(todo)} jobs not finished in {args.store}")
     print(f"CPU estimate of the unfinished jobs: {cpu / 3600:.1f} core-hours")
     for j in js:
@@ -501,7 +517,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     if device.startswith("cuda") and not check["graphs"]:  # eager: the top rungs cannot finish
         js = [j for j in js if j["scale"] <= args.max_eager_scale or not j["joint"]]
     done = {k for k, v in load_store(args.store).items() if v["result"]["status"] == "FINISHED"}
-    todo = [j for j in js if any(k not in done for _, _, k in _trials_of(j))]
+    todo = _unfinished(js, done)
     print(f"[ladder] {len(todo)} of {len(js)} jobs to run; source {source_digest()}", flush=True)
     summary: dict[str, Any] = {"device": device, "source_digest": source_digest(), "jobs": []}
     if device.startswith("cuda"):
@@ -672,6 +688,12 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--seeds", type=_ints, default=SEEDS, help="e.g. 0-9 or 0,1,2")
         p.add_argument("--arms", type=lambda s: tuple(s.split(",")), default=None)
         p.add_argument("--no-baselines", action="store_true")
+        p.add_argument(
+            "--baseline-seeds",
+            type=_ints,
+            default=(0,),
+            help="seeds of the deterministic baselines (default 0; a bundle needs the task's)",
+        )
         p.add_argument("--store", type=Path, default=STORE)
         p.add_argument("--task", default=TASK)
         p.add_argument(
