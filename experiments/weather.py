@@ -1444,6 +1444,17 @@ def cmd_ladder_report(  # noqa: C901
             f"| {label} | {rung} | {pt:.4g} | [{lo:.4g}, {hi:.4g}] | {pa:.3g} | {verdict} |"
         )
 
+    if not rows:
+        missing = [a for a in ("emformer", *dict(LADDER_ABLATIONS).values()) if a not in ladders]
+        claim_lines += [
+            "",
+            f"No claim is computed: on {device}, {', '.join(missing)} "
+            f"{'has' if len(missing) == 1 else 'have'} no trial of this task at this code "
+            "version, and every claim compares `emformer` with another arm. Every headline and "
+            "ablation verdict on this task is **undecided at this budget** (see the ladder "
+            "above for what was trained).",
+        ]
+
     # --- the page
     w: list[str] = []
     w.extend(provenance_lines(prov).splitlines())
@@ -1577,6 +1588,8 @@ def cmd_ladder_report(  # noqa: C901
             bw = [x for x in bw if x is not None]
             if th:
                 w.append(f"| {lab} | x{s:g} | {np.mean(th):.4f} | {np.mean(bw):.4f} |")
+    if w[-1] == "|---|---|---|---|":
+        w += ["", "No arm with a composite loss (emformer, fixed-loss, release-theta0) has run."]
     w += [
         "",
         "The release initializes theta at -pi/2, where w = (sin theta + 1)/2 = 0 and dw/dtheta = "
