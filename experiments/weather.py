@@ -1066,6 +1066,7 @@ LADDER_STORES = (
     ROOT / "results" / "weather" / "ladder",
     ROOT / "results" / "weather" / "ladder_gpu",
 )
+RAW_ARCHIVE = ROOT / "docs" / "results" / "raw" / "weather.jsonl.gz"
 LEARNED = (
     "emformer",
     "emformer-no-multiscale",
@@ -1502,6 +1503,11 @@ def cmd_ladder_report(  # noqa: C901
             }
         ),
         "",
+        f"Raw archive: `{RAW_ARCHIVE.relative_to(ROOT)}`, every trial of the ladder stores (both "
+        "devices); `python experiments/weather_ladder.py archive` writes it and "
+        f"`python experiments/weather.py report --store {RAW_ARCHIVE.relative_to(ROOT)}` "
+        "rewrites this page from it.",
+        "",
         "## Budget ladder",
         "",
         f"Each learned arm at multiples of the task's {task.budget.updates} updates (as far as "
@@ -1728,6 +1734,8 @@ def _long_range_task(w: list[str], stores: tuple[Path, ...]) -> dict[str, Any]:
     if "climatology" not in base:
         w += ["", "No results of this task in the stores yet."]
         return out
+    commits = {f"{a} x{s:g}": rs for a, lad in ladders.items() for s, rs in lad.items()}
+    w += ["", _result_commits({**commits, **base})]
     any_r = base["climatology"][0]
     days = any_r["extra"]["diag_days"]
     boot = Boot(len(any_r["extra"]["init_times"]))

@@ -317,14 +317,18 @@ def load_store(store: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def export_gz(store: Path, target: Path) -> None:
-    """Every line of ``store`` in one gzipped JSON-lines file (written atomically): the one
-    file a GPU machine sends back, however many rungs finished."""
+def export_gz(store: Path | list[Path], target: Path) -> None:
+    """Every line of ``store`` (or of several stores, a later one winning a shared key) in one
+    gzipped JSON-lines file (written atomically): the one file a GPU machine sends back,
+    however many rungs finished, and the page's raw archive."""
     import gzip
 
     from icml26._paths import atomic_write
 
-    lines = [json.dumps(v, sort_keys=True) for v in load_store(store).values()]
+    merged: dict[str, dict[str, Any]] = {}
+    for st in [store] if isinstance(store, Path) else store:
+        merged.update(load_store(st))
+    lines = [json.dumps(v, sort_keys=True) for v in merged.values()]
     data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=6)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, lambda tmp: tmp.write_bytes(data))
@@ -745,6 +749,13 @@ def main(argv: list[str] | None = None) -> None:
         type=lambda s: tuple(s.split(",")),
         default=("emformer", "resnet", *BASELINES),
     )
+    ar = sub.add_parser(
+        "archive", help="every store's trials in one .jsonl.gz (the page's raw archive)"
+    )
+    ar.add_argument("--store", type=Path, nargs="+", default=[STORE, STORE.parent / "ladder_gpu"])
+    ar.add_argument(
+        "--out", type=Path, default=ROOT / "docs" / "results" / "raw" / "weather.jsonl.gz"
+    )
     v = sub.add_parser("vendor")
     v.add_argument("dest", type=Path)
     args = ap.parse_args(argv)
@@ -753,6 +764,7 @@ def main(argv: list[str] | None = None) -> None:
     cmds = {"plan": cmd_plan, "run": cmd_run, "digest": cmd_digest, "vendor": cmd_vendor}
     cmds["bundles"] = cmd_bundles
     cmds["import"] = cmd_import
+    cmds["archive"] = lambda a: (export_gz(a.store, a.out), print(f"wrote {a.out}"))
     cmds[args.cmd](args)
 
 

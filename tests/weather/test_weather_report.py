@@ -63,3 +63,33 @@ def test_verdicts_are_decided_only_at_plateau_with_ten_seeds() -> None:
     # fewer than 10 seeds: undecided
     plat["d"] = at
     assert "d has 5 seeds" in page._verdict(["a", "d"], plat, res, 0.3, 1e-6)
+
+
+def test_the_raw_archive_holds_every_store_and_reads_back_as_one(tmp_path: Path) -> None:
+    """``weather_ladder.py archive``: the trials of several stores (a CPU folder of JSON-lines
+    files, a GPU machine's gzipped export) in one .jsonl.gz that the page reads as a store."""
+    import gzip
+    import json
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import weather_ladder as wl
+
+    def line(key: str, status: str, device: str) -> dict[str, Any]:
+        return {"key": key, "budget_scale": 1, "result": {"status": status, "device": device}}
+
+    cpu = tmp_path / "cpu"
+    cpu.mkdir()
+    (cpu / "ladder_x1.jsonl").write_text(
+        "\n".join(json.dumps(x) for x in (line("a", "FAILED", "cpu"), line("a", "FINISHED", "cpu")))
+    )
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    (gpu / "export.jsonl.gz").write_bytes(
+        gzip.compress((json.dumps(line("b", "FINISHED", "cuda")) + "\n").encode())
+    )
+    out = tmp_path / "raw" / "weather.jsonl.gz"
+    wl.main(["archive", "--store", str(cpu), str(gpu), "--out", str(out)])
+    back = wl.load_store(out)
+    assert set(back) == {"a", "b"}
+    assert back["a"]["result"] == {"status": "FINISHED", "device": "cpu"}
+    assert back["b"]["result"]["device"] == "cuda"
