@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -127,18 +126,9 @@ def _difficulty(problem: Any) -> int:
 
 
 def _git() -> tuple[str, bool]:
-    rev = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = bool(
-        subprocess.run(
-            ["git", "status", "--porcelain", "--", "icml26", "experiments"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
-    return rev, dirty
+    from icml26.provenance import git_state
+
+    return git_state(ROOT, paths=("icml26", "experiments"))
 
 
 def calibrate(task_id: str, max_steps: int, every: int, pick: str) -> None:
