@@ -1630,7 +1630,14 @@ def cmd_ladder_report(  # noqa: C901
     long = _long_range_task(w, stores)
     _era5_section(w)
     summary = _summary_bullet(task, every, base, plat, top, verdicts, days, device, long)
-    head = ["<!-- icml26-summary", json.dumps({"family": "weather", "bullet": summary}), "-->", ""]
+    block = {
+        "family": "weather",
+        "paper": "EMFormer",
+        "methods": ["emformer"],
+        "headline_task": task.id,
+        "bullet": summary,
+    }
+    head = ["<!-- icml26-summary", json.dumps(block), "-->", ""]
     doc = _doc(TASK)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text("\n".join(head + w) + "\n")
@@ -1919,6 +1926,21 @@ def _summary_bullet(
         )
         if not decided:
             parts[-1] += ", so the headline and ablation verdicts are undecided at this budget"
+    else:
+        ran = ", ".join(
+            f"{lab} " + "/".join(f"x{s:g}" for s in sorted(v[2])) for lab, v in main.items()
+        )
+        parts.append(
+            f"EMFormer itself has no trial on the ladder yet ({device}: {ran}), so the headline "
+            "and ablation verdicts are undecided at this budget"
+        )
+    if "resnet" in main:
+        k, n = _diverged(main["resnet"][2][top["resnet"]], 10)
+        if k:
+            parts.append(
+                f"the ResNet's rollouts diverge ({k} of {n} by 10 days at x{top['resnet']:g})"
+            )
+    parts.append("10 days lies past the QG data's predictability: that claim is untestable on QG")
     lv = long.get("verdicts", {})
     if lv:
         t = long["task"]
@@ -1927,10 +1949,18 @@ def _summary_bullet(
         parts.append(
             f"long-range task `{t.id}` v{t.version} (Lorenz-96 F = 5, linear skill to 10 days): "
             f"10-day RMSE EMFormer {r10['emformer']:.4g} (x{long['top']['emformer']:g}), "
-            f"linear-direct {r10['linear-direct']:.4g}, climatology {r10['climatology']:.4g}; "
-            f"'{key.split(' (')[0]}': {lv[key].split(' (')[0]}"
+            f"linear-direct {r10['linear-direct']:.4g}, climatology {r10['climatology']:.4g}"
+            + (
+                f", ResNet {r10['resnet']:.4g} (x{long['top']['resnet']:g})"
+                if "resnet" in long["top"]
+                else ""
+            )
+            + f"; '{key.split(' (')[0]}': {lv[key].split(' (')[0]}"
         )
-    return "; ".join(parts) + " [results](docs/results/weather.md)"
+    return (
+        "; ".join(parts) + ". [results](docs/results/weather.md), "
+        "[sphere](docs/results/weather_barotropic_sphere.md)"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
