@@ -1048,7 +1048,9 @@ def report(device: str) -> None:
         {
             "family": "looplm",
             "paper": "RLTT",
-            "methods": [f"looplm-rltt-{w}" for w in ("exit-pdf", "uniform", "progressive", "learned")],
+            "methods": [
+                f"looplm-rltt-{w}" for w in ("exit-pdf", "uniform", "progressive", "learned")
+            ],
             "headline_task": "looplm/permutation-hops-8x3",
             "bullet": _bullet(summ),
         }
