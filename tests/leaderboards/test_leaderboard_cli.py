@@ -117,7 +117,7 @@ def test_leaderboard_cli_bundle_and_bad_input(
         )
         == 2
     )
-    assert "no results of agent 'nobody'" in capsys.readouterr().err
+    assert "unknown agent 'nobody'" in capsys.readouterr().err  # an unregistered name: said so
     assert main(["leaderboard", "submit", str(tmp_path / "missing.json"), "--store", lb]) == 2
     assert "cannot read" in capsys.readouterr().err
     bad = tmp_path / "bad.json"

@@ -164,12 +164,17 @@ def test_restarted_run_skips_finished_and_interrupted_run_loses_nothing(tmp_path
 
 def test_driver_registrations_reach_the_workers(tmp_path: Path) -> None:
     """A task and an agent name registered at run time in the driver work on Ray workers."""
-    quick = tiny_point_reach_task("scaleout/quick-reach", seeds=(0,), eval_episodes=2)
+    quick = tiny_point_reach_task("testing/scaleout-quick-reach", seeds=(0,), eval_episodes=2)
     benchmarks.register_task(quick)
     agents.register("scaleout-pd", "icml26.agents.tutorial.pd:PDController", "tutorial")
-    (r,) = RayExecutor(fresh_worker_per_trial=False).run(
-        [TrialSpec(quick.id, 0, "scaleout-pd", {}, 0)]
-    )
+    try:
+        (r,) = RayExecutor(fresh_worker_per_trial=False).run(
+            [TrialSpec(quick.id, 0, "scaleout-pd", {}, 0)]
+        )
+    finally:  # the registry is process-wide: later tests (the README's) must not see these
+        agents._registry.pop("scaleout-pd", None)
+        benchmarks._tasks.pop(quick.id, None)
+        benchmarks._tasks.pop(quick.key, None)
     assert r.status == "FINISHED", r.traceback
     assert len(r.scores) == 2 and r.metrics["success_rate"] == 1.0
 
