@@ -29,11 +29,18 @@ from __future__ import annotations
 import collections
 import math
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RiskPredictor", "HorizonPhiLearner", "risk_features"]
+__all__ = ["RiskPredictor", "HorizonPhiLearner", "risk_features", "make_phi", "PHI_MAX_UPDATES"]
+
+PHI_MAX_UPDATES = (
+    5000  # phi="online": freeze after this many updates (the release's train_avsafe_steps)
+)
+_LEARNER_KEYS = ("horizon_steps", "batch_size", "samples_per_update", "buffer_size", "min_updates",
+                 "max_updates")  # fmt: skip
 
 N_FEATURES = 6
 
@@ -151,6 +158,27 @@ class RiskPredictor:
         """Phi(s) = clip(V_target(s) + k inv_d, 0, 1) for a batch of 6-feature rows."""
         feats = np.asarray(feats, np.float32)
         return np.clip(self.value(feats) + self.k_inv_d * feats[:, -2], 0.0, 1.0)
+
+    @property
+    def learning(self) -> bool:
+        """True while the env trains it (``phi_model="td"``): online and not yet ready."""
+        return self.training and not self.ready
+
+    def observe_step(self, before, after, ttc_risk, collision, terminated, ended, on):  # type: ignore[no-untyped-def]
+        """One env step of ``phi_model="td"`` (the release): the step's risk (Phi of the new state
+        once ready, else the TTC proxy), then one TD(0) transition per scene ``on`` (None: all)
+        from the first collision on. Returns (risk (N,), whether Phi gave it)."""
+        used = self.ready
+        risk = self.risk(after) if used else ttc_risk
+        if self.learning:
+            self.started = self.started or bool(collision.any())
+            if self.started:
+                rows = slice(None) if on is None else on
+                r_td = collision.astype(np.float32) + self.gamma * after[:, -2] - before[:, -2]
+                self.update(
+                    before[rows], after[rows], r_td[rows], terminated[rows].astype(np.float32)
+                )
+        return risk, used
 
     # ------------------------------------------------------------------ training (torch)
     def _ensure_torch(self) -> dict[str, Any]:
@@ -458,6 +486,14 @@ class HorizonPhiLearner:
         f = np.asarray(feats, np.float32)
         return np.clip(self.net.value(f, target=False) + self.net.k_inv_d * f[:, -2], 0.0, 1.0)
 
+    def observe_step(self, before, after, ttc_risk, collision, terminated, ended, on):  # type: ignore[no-untyped-def]
+        """One env step of ``phi_model="horizon"``: label and learn (scenes ``on``; None: all),
+        then the step's risk (the predicted probability once ready, else the TTC proxy)."""
+        if self.learning:
+            self.observe(before, collision, ended, np.ones(self.n, bool) if on is None else on)
+        used = self.ready
+        return (self.risk(after) if used else ttc_risk), used
+
     def reset_rows(self, idx: np.ndarray) -> None:
         """Forget the pending (unlabelled) states of scenes ``idx`` (a reset without an episode end)."""
         self._count[idx] = 0
@@ -531,3 +567,53 @@ class HorizonPhiLearner:
         p.freeze()
         p.training = False
         return p
+
+
+def make_phi(
+    phi: Any, model: str, n: int, seed: int = 0
+) -> RiskPredictor | HorizonPhiLearner | None:
+    """The env's risk predictor: ``"ttc"``/None (none: the TTC proxy), ``"online"`` (learned in
+    the env), ``"frozen:<path>"`` or a path (loaded, frozen), a :class:`RiskPredictor` (frozen ones
+    are used as they are, trainable ones are trained), a dict of its (and, for ``model="horizon"``,
+    :class:`HorizonPhiLearner`'s) arguments, or a learner. ``model``: ``"td"`` (the release's
+    TD(0) Phi, one Adam step per transition, frozen after 5,000) or ``"horizon"`` (collision within
+    2 s, batches; shared by ``n`` scenes)."""
+    horizon = model == "horizon"
+    if phi is None or (isinstance(phi, str) and phi == "ttc"):
+        return None
+    if isinstance(phi, HorizonPhiLearner) and horizon:
+        if phi.n != n:
+            raise ValueError(f"phi: the learner serves {phi.n} scenes, this env has {n}")
+        return phi
+    defaults = {
+        "training": True,
+        "seed": seed,
+        **({"k_inv_d": 0.0} if horizon else {"max_updates": PHI_MAX_UPDATES}),
+    }
+    if isinstance(phi, str) and phi == "online":
+        net, extra = RiskPredictor(**defaults), {}
+    elif isinstance(phi, RiskPredictor):
+        net, extra = phi, {}
+    elif isinstance(phi, Mapping):
+        kw = dict(phi)
+        extra = {k: kw.pop(k) for k in _LEARNER_KEYS if horizon and k in kw}
+        try:
+            net = RiskPredictor(**{**defaults, **kw})
+        except TypeError as e:
+            raise TypeError(
+                f"phi: a dict must hold HorizonPhiLearner/RiskPredictor arguments ({e})"
+            ) from None
+    elif isinstance(phi, (str, os.PathLike)):
+        path = phi[len("frozen:") :] if isinstance(phi, str) and phi.startswith("frozen:") else phi
+        net, extra = RiskPredictor.load(path, training=False), {}
+    else:
+        raise TypeError(
+            "phi: expected 'online', 'ttc', 'frozen:<path>', a path, a RiskPredictor, a dict or a "
+            f"HorizonPhiLearner, got {phi!r}"
+        )
+    try:
+        return HorizonPhiLearner(n, net, seed=seed, **extra) if horizon else net
+    except TypeError as e:
+        raise TypeError(
+            f"phi: a dict must hold HorizonPhiLearner/RiskPredictor arguments ({e})"
+        ) from None
