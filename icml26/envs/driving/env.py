@@ -563,16 +563,15 @@ class ScenePilotEnv(gym.Env):
             adv, ego = a, (self._ego_control() if self._ego_policy is not None else None)
         E, w = self.engine, self.world
         L = E.learner
-        before = w.feat_prev.copy() if L is not None and L.learning else None
+        before = w.features()[0] if L is not None and L.learning else None
         r = w.step_one(adv, ego)
         ended = r.terminated or r.truncated
         risk_v, used = r.risk, False
         if L is not None:
-            feat = r.feat[None]
-            rk, used = L.observe_step(before, feat, np.array([r.risk]), np.array([r.collision]),
-                                      np.array([r.terminated]), np.array([ended]), None)  # fmt: skip
-            risk_v = float(rk[0])
-        w.metrics["j_risk"][0] += risk_v
+            risk_v, used = L.observe_step_one(
+                before, r.feat, r.risk, r.collision, r.terminated, ended
+            )
+        w.add_j_risk(risk_v)
         S = r.scene
         light_before = realism.light_phase_one(S.t - 1, S.green_from, S.green_until, S.has_light)
         rew, avoid, red = rewards.band_step_one(
@@ -805,7 +804,7 @@ class ScenePilotVectorEnv(VectorEnv):
             w.reset(idx, self._rng)
             E.reset_rows(idx)
             on = ~resetting
-        before = w.feat_prev.copy() if L is not None and L.learning else None
+        before = w.features() if L is not None and L.learning else None
         r = w.step(a, active=None if on is True else on)
         done = r.terminated | r.truncated
         risk_v, used = r.risk, False
@@ -813,7 +812,7 @@ class ScenePilotVectorEnv(VectorEnv):
             risk_v, used = L.observe_step(before, w.feat_prev, r.risk, r.collision, r.terminated, done,
                                           None if on is True else on)  # fmt: skip
             risk_v = risk_v if on is True else np.where(on, risk_v, 0.0)
-        w.metrics["j_risk"] += risk_v
+        w.add_j_risk(risk_v)
         light_before = realism.light_state(w, w.t - 1)
         front, j_in = w.ego_s + 0.5 * w.length[:, 0], TABLES["j_entry"][w.scn]
         rew, avoid, red = rewards.band_step(E.band, r.collision, r.sigma, risk_v, on, E.k,

@@ -214,6 +214,17 @@ class RiskPredictor:
                 )
         return risk, used
 
+    def observe_step_one(self, before, after, ttc_risk, collision, terminated, ended):  # type: ignore[no-untyped-def]
+        """:meth:`observe_step` for one scene (the single env): rows (6,), Python scalars."""
+        used = self.ready
+        risk = float(self.risk(after[None])[0]) if used else ttc_risk
+        if self.learning:
+            self.started = self.started or bool(collision)
+            if self.started:
+                r_td = np.float32(collision) + self.gamma * after[-2] - before[-2]
+                self.update(before[None], after[None], np.float32([r_td]), np.float32([terminated]))
+        return risk, used
+
     # ------------------------------------------------------------------ training
     def _step(self, x: np.ndarray, tgt: np.ndarray, weight: np.ndarray | None) -> float:
         """One Adam step on the (weighted) BCE of the online network's output against ``tgt``, as
@@ -393,6 +404,7 @@ class HorizonPhiLearner:
         self._size = self._pos = self._pending = 0
         self.n_updates = self.n_labelled = self.n_positive = 0
         self.last_loss: float | None = None
+        self._win: list[np.ndarray] = []  # one scene (n = 1): its unlabelled states, oldest first
 
     @property
     def ready(self) -> bool:
@@ -401,10 +413,9 @@ class HorizonPhiLearner:
 
     def risk(self, feats: np.ndarray) -> np.ndarray:
         """Predicted collision probability (plus the predictor's ``k_inv_d`` term) per row."""
-        if not self.learning:
-            return self.net.risk(feats)
         f = np.asarray(feats, np.float32)
-        return np.clip(self.net.value(f, target=False) + self.net.k_inv_d * f[:, -2], 0.0, 1.0)
+        v = self.net.value(f, target=not self.learning)  # the sigmoid is in (0, 1]: no clip needed
+        return v if self.net.k_inv_d == 0.0 else np.clip(v + self.net.k_inv_d * f[:, -2], 0.0, 1.0)
 
     def observe_step(self, before, after, ttc_risk, collision, terminated, ended, on):  # type: ignore[no-untyped-def]
         """One env step of ``phi_model="horizon"``: label and learn (scenes ``on``; None: all),
@@ -414,15 +425,43 @@ class HorizonPhiLearner:
         used = self.ready
         return (self.risk(after) if used else ttc_risk), used
 
+    def observe_step_one(self, before, after, ttc_risk, collision, terminated, ended):  # type: ignore[no-untyped-def]
+        """:meth:`observe_step` for one scene (the single env): rows (6,), Python scalars."""
+        if self.learning:
+            self._observe_one(before, collision, ended)
+        used = self.ready
+        return (float(self.risk(after[None])[0]) if used else ttc_risk), used
+
     def reset_rows(self, idx: np.ndarray) -> None:
         """Forget the pending (unlabelled) states of scenes ``idx`` (a reset without an episode end)."""
         self._count[idx] = 0
+        self._win.clear()
+
+    def _observe_one(self, feat: np.ndarray, collided: bool, ended: bool) -> None:
+        """:meth:`observe` of a one-scene learner, on a Python list of its pending states."""
+        win = self._win
+        win.append(feat.copy())
+        if collided or ended:
+            self._add(np.stack(win), 1.0 if collided else 0.0)
+            win.clear()
+        elif len(win) >= self.h:
+            self._add(win.pop(0)[None], 0.0)
+        if not self.n_positive:
+            self._pending = min(self._pending, self.samples_per_update)
+        elif self._pending >= self.samples_per_update:
+            self._train()
 
     def observe(
         self, feats: np.ndarray, collided: np.ndarray, ended: np.ndarray, active: np.ndarray
     ) -> None:
         """Record ``feats`` (N, 6), the states before this step, and this step's outcome per scene."""
         if not self.learning:
+            return
+        if self.n == 1:
+            if active[0]:
+                self._observe_one(
+                    np.asarray(feats[0], np.float32), bool(collided[0]), bool(ended[0])
+                )
             return
         rows = np.flatnonzero(active)
         pos = (self._start[rows] + self._count[rows]) % self.h
@@ -446,8 +485,11 @@ class HorizonPhiLearner:
 
     def _add(self, x: np.ndarray, label: float) -> None:
         m, cap = len(x), len(self._X)
-        k = (self._pos + np.arange(m)) % cap
-        self._X[k], self._Y[k] = x, label
+        if m == 1:
+            self._X[self._pos], self._Y[self._pos] = x[0], label
+        else:
+            k = (self._pos + np.arange(m)) % cap
+            self._X[k], self._Y[k] = x, label
         self._pos = int((self._pos + m) % cap)
         self._size = min(self._size + m, cap)
         self._pending += m

@@ -273,7 +273,7 @@ class Scene:
                  "a_max", "b_max", "v_max", "spawn_x", "spawn_y", "scripted", "scn", "t", "passing",
                  "pass_end", "pass_obst", "lat_target", "ego_s", "ego_lat", "ego_head", "proj",
                  "lane_prev", "last_ctl", "vehicle_front", "has_light", "green_from",
-                 "green_until", "m", "route")  # fmt: skip
+                 "green_until", "m", "route", "sigma", "feat")  # fmt: skip
 
 
 def leaders(S: Scene, lat_center: Any) -> list[tuple[Any, Any, Any, Any]]:
@@ -693,14 +693,20 @@ class StepOne(NamedTuple):
     scene: Scene | None = None  # the scene after the step (floats)
 
 
-# the float state of a world lives in three buffers, so that the one-scene path reads and writes a
-# scene with one call each: bodies (N, field, body), scenes (N, field) and metrics (N, key)
+# The state of a world lives in a few buffers: floats per body (N, field, body), per scene (N,
+# field), the metrics (N, key), and the integer and boolean arrays. The public arrays (``x``,
+# ``ego_s``, ``metrics``, ...) are views of them. A one-scene world keeps the scene its last step
+# left as Python floats (the float path reads and writes no array); reading a public array first
+# writes that scene back, so a world always shows its current state.
 _BODY_F = ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay",  # moved by a step
            "length", "width", "a_max", "b_max", "v_max", "spawn_x", "spawn_y", "scripted_speed")  # fmt: skip
 _N_MOVED = 9
 _SCENE_F = ("pass_end", "pass_obst", "lat_target", "ego_s", "ego_lat", "ego_head", "vehicle_front",
             "sigma_prev")  # fmt: skip
 _SC = len(_SCENE_F)  # then last_ego_control (2), act_proj s, lat, head (2 each)
+_OTHER = {"scn": np.int64, "kind": np.int64, "frozen": bool, "t": np.int64, "lane_prev": np.int64,
+          "passing": bool, "feat_prev": np.float32}  # fmt: skip
+_PUBLIC = (*_BODY_F, *_SCENE_F, *_OTHER, "last_ego_control", "act_proj", "metrics")
 
 
 class KinematicWorld:
@@ -733,7 +739,7 @@ class KinematicWorld:
         max_steps: int = 300,
         ego_residual: bool = False,
     ) -> None:
-        self.n = int(n)
+        self.n = N = int(n)
         self.scenarios = np.asarray(scenarios, dtype=np.int64)
         self.action_mode = action_mode
         self.planner_name = planner
@@ -745,17 +751,16 @@ class KinematicWorld:
             raise TypeError("KinematicWorld: phi must be None (the env holds the risk predictor)")
         self.max_steps = int(max_steps)
         self.k_feasible = 0.0  # threshold k of the feasible-step count (feasible_ratio)
-        N, B = self.n, N_BODIES
-        self._body, self._sc = np.zeros((N, len(_BODY_F), B)), np.zeros((N, _SC + 8))
+        self._body, self._sc = np.zeros((N, len(_BODY_F), N_BODIES)), np.zeros((N, _SC + 8))
         self._m = np.tile(_METRIC_START, (N, 1))
+        shapes = {"kind": 3, "frozen": 3, "feat_prev": 6}
+        self._arr = {
+            k: np.zeros((N, shapes[k]) if k in shapes else N, t) for k, t in _OTHER.items()
+        }
+        self._arr["scn"][:] = 1
+        self._one: Scene | None = None  # a one-scene world's scene after its last step (floats)
         self._bind_views()
         self.length[...] = self.width[...] = 1.0
-        self.scn = np.ones(N, dtype=np.int64)
-        self.kind = np.zeros((N, B), dtype=np.int64)
-        self.frozen = np.zeros((N, B), dtype=bool)
-        self.t, self.lane_prev = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
-        self.passing = np.zeros(N, dtype=bool)
-        self.feat_prev = np.zeros((N, 6), dtype=np.float32)
         self.fast = (
             True  # one scene: step in Python floats (the kernel's float binding), same results
         )
@@ -764,26 +769,31 @@ class KinematicWorld:
         self.lights_on = False
         self.rparams: dict[str, np.ndarray] | None = None
         self.has_light = np.zeros(N, dtype=bool)
-        # ScenePilot-v2: per-scenario ranges of the randomized parameters (None: realism.RANGES) and
-        # overrides of the adversary tables adv_base / adv_scale / lead_after (None: TABLES')
+        # the scene tuning's per-scenario ranges of the randomized parameters (None: realism's) and
+        # adversary tables adv_base / adv_scale / lead_after (None: the layouts')
         self.ranges: dict[int, dict[str, Any]] | None = None
         self._adv_tables: dict[str, np.ndarray] | None = None
         self._tb = _tables()
         self._routes: dict[int, _Route] = {}
 
     def _bind_views(self) -> None:
-        """The named arrays as views of the buffers (again after unpickling, which copies views)."""
-        for i, name in enumerate(_BODY_F):
-            setattr(self, name, self._body[:, i])
-        for i, name in enumerate(_SCENE_F):
-            setattr(self, name, self._sc[:, i])
-        self.last_ego_control = self._sc[:, _SC : _SC + 2]
-        self.act_proj = tuple(self._sc[:, _SC + 2 + 2 * k : _SC + 4 + 2 * k] for k in range(3))
-        self.metrics = {k: self._m[:, i] for i, k in enumerate(METRIC_KEYS)}
+        """The public arrays as views of the buffers (again after unpickling, which copies views)."""
+        v = {name: self._body[:, i] for i, name in enumerate(_BODY_F)}
+        v.update({name: self._sc[:, i] for i, name in enumerate(_SCENE_F)})
+        v["last_ego_control"] = self._sc[:, _SC : _SC + 2]
+        v["act_proj"] = tuple(self._sc[:, _SC + 2 + 2 * k : _SC + 4 + 2 * k] for k in range(3))
+        v["metrics"] = {k: self._m[:, i] for i, k in enumerate(METRIC_KEYS)}
+        self._views = {**v, **self._arr}
+
+    def _flush(self) -> None:
+        """Write the one-scene float state back into the arrays (they become the state again)."""
+        S, self._one = self._one, None
+        if S is not None:
+            self._store(S, 0)
 
     def __getstate__(self) -> dict[str, Any]:
-        views = {*_BODY_F, *_SCENE_F, "last_ego_control", "act_proj", "metrics"}
-        return {k: v for k, v in self.__dict__.items() if k not in views}
+        self._flush()
+        return {k: v for k, v in self.__dict__.items() if k != "_views"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -809,9 +819,13 @@ class KinematicWorld:
 
     # ------------------------------------------------------------------ lanes <-> arrays
     def _scene(self, rows: Any) -> Scene:
-        """The kernel's view of scenes ``rows``: 0 (floats; one-scene worlds), None (all scenes,
-        arrays) or an index array (those scenes, arrays)."""
-        S = Scene()
+        """The kernel's view of scenes ``rows``: 0 (floats; one-scene worlds: the cached scene if
+        any), None (all scenes, arrays) or an index array (those scenes, arrays)."""
+        if self._one is not None:
+            if isinstance(rows, int):
+                return self._one
+            self._flush()
+        S, A = Scene(), self._arr
         if isinstance(rows, int):
             F = self._body[0].reshape(-1).tolist()
             S.x, S.y, S.yaw, S.v, S.beta = F[0:3], F[3:6], F[6:9], F[9:12], F[12:15]
@@ -826,20 +840,18 @@ class KinematicWorld:
             S.a_max, S.b_max, S.v_max = F[33:36], F[36:39], F[39:42]
             sx, sy, scr = F[42:45], F[45:48], F[48:51]
             (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
-             S.vehicle_front, _, a, st, s1, s2, l1, l2, h1, h2) = self._sc[0].tolist()  # fmt: skip
-            S.kind, S.frozen = self.kind[0].tolist(), self.frozen[0].tolist()
+             S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2) = self._sc[0].tolist()  # fmt: skip
+            S.kind, S.frozen = A["kind"][0].tolist(), A["frozen"][0].tolist()
             S.t, S.lane_prev, S.passing = (
-                int(self.t[0]),
-                int(self.lane_prev[0]),
-                bool(self.passing[0]),
+                int(A["t"][0]),
+                int(A["lane_prev"][0]),
+                bool(A["passing"][0]),
             )
-            S.scn, S.has_light = int(self.scn[0]), bool(self.has_light[0])
-            S.m = dict(zip(METRIC_KEYS, self._m[0].tolist()))
+            S.scn, S.has_light = int(A["scn"][0]), bool(self.has_light[0])
+            S.m, S.feat = dict(zip(METRIC_KEYS, self._m[0].tolist())), A["feat_prev"][0].copy()
             S.route = self._routes.get(S.scn) or self._routes.setdefault(
                 S.scn, _Route(self._tb, S.scn)
             )
-            S.spawn_x, S.spawn_y, S.scripted = sx[1], sy[1], scr[2]
-            S.last_ctl, S.proj = [a, st], [None, (s1, l1, h1), (s2, l2, h2)]
             one = True
         else:
             r = slice(None) if rows is None else rows
@@ -847,15 +859,18 @@ class KinematicWorld:
             (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.L, S.W, S.a_max, S.b_max,
              S.v_max, sx, sy, scr) = (list(body[:, i].T) for i in range(len(_BODY_F)))  # fmt: skip
             (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
-             S.vehicle_front, _, a, st, s1, s2, l1, l2, h1, h2) = self._sc[r].T  # fmt: skip
-            S.kind, S.frozen = list(self.kind[r].T), list(self.frozen[r].T)
-            S.t, S.lane_prev, S.passing = self.t[r], self.lane_prev[r], self.passing[r]
-            S.scn, S.has_light = self.scn[r], self.has_light[r]
-            S.m = {k: self._m[r, i] for i, k in enumerate(METRIC_KEYS)}
-            S.route = _Route(self._tb, S.scn)
-            S.spawn_x, S.spawn_y, S.scripted = sx[1], sy[1], scr[2]
-            S.last_ctl, S.proj = [a, st], [None, (s1, l1, h1), (s2, l2, h2)]
+             S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2) = self._sc[r].T  # fmt: skip
+            S.kind, S.frozen = list(A["kind"][r].T), list(A["frozen"][r].T)
+            S.t, S.lane_prev, S.passing = A["t"][r], A["lane_prev"][r], A["passing"][r]
+            S.scn, S.has_light, S.m = (
+                A["scn"][r],
+                self.has_light[r],
+                {k: self._m[r, i] for i, k in enumerate(METRIC_KEYS)},
+            )
+            S.route, S.feat = _Route(self._tb, S.scn), A["feat_prev"][r]
             one = False
+        S.spawn_x, S.spawn_y, S.scripted = sx[1], sy[1], scr[2]
+        S.last_ctl, S.proj = [a, st], [None, (s1, l1, h1), (s2, l2, h2)]
         if self.lights_on and self.rparams is not None:
             gf, gu = self.rparams["green_from"], self.rparams["green_until"]
             S.green_from, S.green_until = (float(gf[0]), float(gu[0])) if one else (gf[r], gu[r])
@@ -866,32 +881,39 @@ class KinematicWorld:
     def _store(self, S: Scene, rows: Any, moved: bool = True) -> None:
         """Write the kernel's scenes ``rows`` (as in :meth:`_scene`) back into the arrays (the
         bodies too when ``moved``)."""
-        (_, (s1, l1, h1), (s2, l2, h2)), (a, st) = S.proj, S.last_ctl
+        (_, (s1, l1, h1), (s2, l2, h2)), (a, st), A = S.proj, S.last_ctl, self._arr
         sc = (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
-              S.vehicle_front)  # fmt: skip
+              S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2)  # fmt: skip
         if isinstance(rows, int):
             if moved:
                 self._body.reshape(-1)[: 3 * _N_MOVED] = (
                     S.x + S.y + S.yaw + S.v + S.beta + S.vx + S.vy + S.ax + S.ay
                 )
-                self.frozen[0] = S.frozen
-            self._sc[0, : _SC - 1] = sc
-            self._sc[0, _SC:] = (a, st, s1, s2, l1, l2, h1, h2)
-            self.t[0], self.lane_prev[0], self.passing[0] = S.t, S.lane_prev, S.passing
+                A["frozen"][0] = S.frozen
+            self._sc[0] = sc
+            A["t"][0], A["lane_prev"][0], A["passing"][0] = S.t, S.lane_prev, S.passing
             self._m[0] = [S.m[k] for k in METRIC_KEYS]
+            A["feat_prev"][0] = S.feat
             return
         r = slice(None) if rows is None else rows
         if moved:
             for i, f in enumerate((S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.frozen)):
-                arr = self.frozen if i == _N_MOVED else self._body[:, i]
+                arr = A["frozen"] if i == _N_MOVED else self._body[:, i]
                 for j in range(N_BODIES):
                     arr[r, j] = f[j]
-        for i, v in enumerate(sc + (None, a, st, s1, s2, l1, l2, h1, h2)):
-            if v is not None:
-                self._sc[r, i] = v
-        self.t[r], self.lane_prev[r], self.passing[r] = S.t, S.lane_prev, S.passing
+        for i, v in enumerate(sc):
+            self._sc[r, i] = v
+        A["t"][r], A["lane_prev"][r], A["passing"][r] = S.t, S.lane_prev, S.passing
         for i, k in enumerate(METRIC_KEYS):
             self._m[r, i] = S.m[k]
+        A["feat_prev"][r] = S.feat
+
+    def add_j_risk(self, risk: Any) -> None:
+        """Add this step's risk (the env's: Phi or the TTC proxy) to each scene's J_risk."""
+        if self._one is not None:
+            self._one.m["j_risk"] += risk if isinstance(risk, float) else float(np.ravel(risk)[0])
+        else:
+            self._m[:, 9] += risk
 
     # ------------------------------------------------------------------ reset
     def _reset_metrics(self, idx: np.ndarray) -> None:
@@ -901,6 +923,7 @@ class KinematicWorld:
         self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
     ) -> None:
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
+        self._flush()
         idx = np.asarray(idx, dtype=np.int64)
         if scenario is None:
             scenario = (
@@ -947,18 +970,24 @@ class KinematicWorld:
         """Project every body of scenes ``rows`` on the ego's route; with ``measure`` also sigma
         and Phi's features (the state a step starts from)."""
         one = isinstance(rows, int)
+        self._flush()
         S = self._scene(rows)
         (_ONE["update_projection"] if one else update_projection)(S, True)
-        self._store(S, rows, moved=False)
         if measure:
             sig, feat, *_ = (_ONE["measure"] if one else globals()["measure"])(S, self.feas)
-            r = 0 if one else (slice(None) if rows is None else rows)
-            self.sigma_prev[r] = sig
-            self.feat_prev[r] = np.stack(feat, axis=-1) if not one else feat
+            S.sigma, S.feat = (
+                sig,
+                np.array(feat, np.float32) if one else np.stack(feat, 1).astype(np.float32),
+            )
+        self._store(S, rows, moved=False)
 
     def _update_ego_projection(self) -> None:
         """Recompute the route projections of every scene from the arrays (after editing them)."""
         self._refresh(0 if self.fast_path else None)
+
+    def features(self) -> np.ndarray:
+        """Phi's six features of the current state, (N, 6) float32 (a copy)."""
+        return self._one.feat[None].copy() if self._one is not None else self.feat_prev.copy()
 
     # ------------------------------------------------------------------ observation
     def observation(self) -> np.ndarray:
@@ -994,17 +1023,15 @@ class KinematicWorld:
                            bool(e["off_road"][0]), None, self.feat_prev[0].copy(),
                            self._scene(0))  # fmt: skip
         S = self._scene(0)
+        self._one = None  # a step that raises leaves the arrays as they were
         (coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk) = _ONE["step_lanes"](
             self, S, adv, ego_control, True
         )
-        self._store(S, 0)
-        f32 = np.array(feat, dtype=np.float32)
-        sigma_t = self.sigma_prev[0].item()
-        self._sc[0, _SC - 1] = sig
-        self.feat_prev[0] = f32
+        sigma_t, S.sigma, S.feat = S.sigma, sig, np.array(feat, dtype=np.float32)
+        self._one = S
         obs = np.array(_ONE["observation_lanes"](S), dtype=np.float32)
         return StepOne(risk, sigma_t, sig, ttc, coll, newly, term, trunc, False, dist, comp,
-                       off_road, obs, f32, S)  # fmt: skip
+                       off_road, obs, S.feat, S)  # fmt: skip
 
     def step(
         self,
@@ -1041,12 +1068,11 @@ class KinematicWorld:
         (coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk) = step_lanes(
             self, S, a.T, ego, on
         )
-        self._store(S, None)
-        feat = np.stack(feat, axis=1).astype(np.float32)
-        sigma_t = self.sigma_prev.copy()
         step_on = np.ones(self.n, bool) if on is True else on
-        self.sigma_prev[...] = np.where(step_on, sig, self.sigma_prev)
-        self.feat_prev[...] = np.where(step_on[:, None], feat, self.feat_prev)
+        sigma_t = S.sigma.copy()
+        S.sigma = np.where(step_on, sig, S.sigma)
+        S.feat = np.where(step_on[:, None], np.stack(feat, axis=1).astype(np.float32), S.feat)
+        self._store(S, None)
         return StepResult(risk=np.where(step_on, risk, 0.0), sigma_t=sigma_t, sigma=sig, ttc=ttc,
                           collision=coll, adversary_collision=newly, terminated=term,
                           truncated=trunc, phi_used=False,
@@ -1062,7 +1088,7 @@ class KinematicWorld:
         (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay) = (
             list(self._body[:, i].T.copy()) for i in range(_N_MOVED)
         )
-        S.frozen = list(self.frozen.T.copy())
+        S.frozen = list(self._arr["frozen"].T.copy())
         return list(rates.T)
 
     def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
@@ -1108,3 +1134,16 @@ class KinematicWorld:
             "steps": float(steps),
             "min_ttc": float(min(m["min_ttc"][i], 1e4)),
         }
+
+
+def _public(name: str) -> property:
+    def get(self: KinematicWorld) -> Any:
+        if self._one is not None:
+            self._flush()
+        return self._views[name]
+
+    return property(get, doc=f"``{name}`` (a view of the world's buffers; write into it)")
+
+
+for _name in _PUBLIC:
+    setattr(KinematicWorld, _name, _public(_name))
