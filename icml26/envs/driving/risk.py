@@ -70,13 +70,25 @@ class _Net:
     def __setstate__(self, state: tuple[list[tuple[int, ...]], np.ndarray]) -> None:
         self.shapes, self.flat = state
         self.views = self.split(self.flat, self.shapes)
+        self._work: dict[int, np.ndarray] = {}
 
     def forward(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """(h1, h2, p): both hidden activations and the sigmoid output (N,)."""
         w1, b1, w2, b2, w3, b3 = self.views
-        h1 = np.maximum(x @ w1.T + b1, 0.0)
-        h2 = np.maximum(h1 @ w2.T + b2, 0.0)
-        return h1, h2, 1.0 / (1.0 + np.exp(-(h2 @ w3.T + b3)[:, 0]))
+        # in place, in buffers kept per batch size: NumPy's elision of large temporaries
+        # (x @ w + b) and fresh 0.5 MB arrays cost more than the product for N = 1024 rows
+        work = self._work.get(len(x))
+        if work is None:
+            work = self._work[len(x)] = np.empty((2, len(x), w1.shape[0]), np.float32)
+        h1 = np.matmul(x, w1.T, out=work[0])
+        h1 += b1
+        np.maximum(h1, 0.0, out=h1)
+        h2 = np.matmul(h1, w2.T, out=work[1])
+        h2 += b2
+        np.maximum(h2, 0.0, out=h2)
+        z = h2 @ w3.T
+        z += b3
+        return h1, h2, 1.0 / (1.0 + np.exp(-z[:, 0]))
 
 
 class RiskPredictor:
@@ -240,19 +252,49 @@ class RiskPredictor:
         dp = (p - tgt) / np.maximum((1.0 - p) * p, np.float32(1e-12)) / np.float32(n)
         dz = (dp if weight is None else weight * dp) * ((1.0 - p) * p)
         g3 = dz[:, None]
-        d2 = (g3 @ w3) * (h2 > 0)
-        d1 = (d2 @ w2) * (h1 > 0)
-        grad = np.concatenate([(d1.T @ x).ravel(), d1.sum(0), (d2.T @ h1).ravel(), d2.sum(0),
-                               (g3.T @ h2).ravel(), g3.sum(0)])  # fmt: skip
+        grad, (g_w1, g_b1, g_w2, g_b2, g_w3, g_b3), d2, d1, tmp = self._workspace(n)
+        np.matmul(g3, w3, out=d2)
+        d2 *= h2 > 0
+        np.matmul(d2, w2, out=d1)
+        d1 *= h1 > 0
+        outer = np.multiply if n == 1 else np.matmul  # one row: the same products, 4x faster
+        outer(d1.T, x, out=g_w1)
+        np.sum(d1, axis=0, out=g_b1)
+        outer(d2.T, h1, out=g_w2)
+        np.sum(d2, axis=0, out=g_b2)
+        outer(g3.T, h2, out=g_w3)
+        np.sum(g3, axis=0, out=g_b3)
         self._adam_steps += 1
         t, (b1, b2) = self._adam_steps, _BETAS
         m, v = self._adam
-        m += (grad - m) * np.float32(1.0 - b1)  # torch: exp_avg.lerp_(grad, 1 - beta1)
+        np.subtract(grad, m, out=tmp)  # torch: exp_avg.lerp_(grad, 1 - beta1)
+        tmp *= np.float32(1.0 - b1)
+        m += tmp
         v *= np.float32(b2)
-        v += np.float32(1.0 - b2) * grad * grad
-        denom = np.sqrt(v) / np.float32(math.sqrt(1.0 - b2**t)) + np.float32(_ADAM_EPS)
-        net.flat -= np.float32(self.lr / (1.0 - b1**t)) * m / denom
+        np.multiply(np.float32(1.0 - b2), grad, out=tmp)
+        tmp *= grad
+        v += tmp
+        np.sqrt(
+            v, out=tmp
+        )  # denom = sqrt(v) / sqrt(1 - b2^t) + eps; step = lr / (1 - b1^t) m / denom
+        tmp /= np.float32(math.sqrt(1.0 - b2**t))
+        tmp += np.float32(_ADAM_EPS)
+        np.divide(np.multiply(np.float32(self.lr / (1.0 - b1**t)), m, out=grad), tmp, out=grad)
+        net.flat -= grad
         return float(terms.mean(dtype=np.float32))
+
+    def _workspace(
+        self, n: int
+    ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Buffers of one Adam step on ``n`` rows: the flat gradient and its per-layer views, the
+        two hidden layers' gradients and a flat scratch array (reused: no fresh 0.1 MB arrays)."""
+        ws = self.__dict__.setdefault("_ws", {})
+        if n not in ws:
+            grad = np.empty_like(self._on.flat)
+            hid = (n, self.hidden)
+            ws[n] = (grad, _Net.split(grad, self._on.shapes), np.empty(hid, np.float32),
+                     np.empty(hid, np.float32), np.empty_like(grad))  # fmt: skip
+        return ws[n]
 
     def td_targets(
         self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray
