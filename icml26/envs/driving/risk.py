@@ -370,6 +370,9 @@ class RiskPredictor:
         self.converged = True
 
     # ------------------------------------------------------------------ persistence
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_ws"}  # buffers of views: rebuilt
+
     def state_dict(self) -> dict[str, Any]:
         return {"online": [a.copy() for a in self._online], "target": [a.copy() for a in self._target],
                 "started": self.started, "converged": self.converged, "n_updates": self.n_updates,
