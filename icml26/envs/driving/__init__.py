@@ -68,14 +68,8 @@ bookkeeping in ``info``). The kernel (:mod:`~icml26.envs.driving.sim`: physics, 
 sigma, metrics) and the reward bookkeeping are written once over *lanes*
 (:mod:`~icml26.envs.driving.lanes`): the vector env runs them on NumPy arrays, the single env on
 Python floats (the same code objects, about 10x faster at N = 1), with the same results to
-1e-12 (``tests/driving/test_driving_kernel.py``).
-
-| version | its diff (over DEFAULTS, or the previous version) | why (measured) |
-|---|---|---|
-| v0 | -- (the release's reward ``r = risk``, sigma, TD Phi; SafeBench's scenes) | initial version |
-| v1 | ``reward="collision"``, ``sigma="rss"``, ``phi_model="horizon"``, ``randomize``, ``traffic_lights``, ``band`` | v0's reward has no collision term (surviving pays more than colliding), its sigma puts every same-lane car at <= 0, its Phi is nearly constant, its episodes barely vary ([driving_v0.md](../results/driving_v0.md)) |
-| v2 | ``sigma="rss-crossing"``, ``scenes="retuned"``, ``ego="human"`` | with v1's sigma every collision in scenarios 5-7 kept min sigma >= 0.35 (the band share was 1.000 for every arm); scenario 3 never collided, 4 collided for every actor ([driving_v1.md](../results/driving_v1.md), [driving_scenarios.md](../results/driving_scenarios.md)) |
-| AV | ``role="ego"``, ``phi="ttc"``, ``reward="released"`` over vN | the ego-driving ids |
+1e-12 (``tests/driving/test_driving_kernel.py``). Each version's diff and the measured reason
+for it: ``## Version History`` of :class:`~icml26.envs.driving.env.ScenePilotEnv` below.
 
 Worked example -- ScenePilot-v2 with another reward. A reward is a lane function of the step
 (``risk``, the previous ``risk``, ``collision``, ``avoidable`` = a collision in the boundary

@@ -21,24 +21,11 @@ _TEST_KWARGS = {"v0": ({"scenario": 1}, {"scenario": 5, "base_planner": "idm"}),
                 "v1": ({"scenario": 5}, {"scenario": 7, "base_planner": "idm"}),
                 "v2": ({"scenario": 5}, {"scenario": 7, "base_planner": "human"})}  # fmt: skip
 
-ENV_SPECS: list[dict[str, Any]] = []
-for _v in VERSIONS:
-    for _ego, _kw, _doc in (
-        (False, VERSIONS[_v], _ADVERSARY[_v]),
-        (True, {**VERSIONS[_v], **ROLE_EGO}, _EGO[_v]),
-    ):
-        ENV_SPECS.append(
-            {
-                "id": f"icml26/ScenePilot{'AV' if _ego else ''}-{_v}",
-                "entry_point": "icml26.envs.driving.env:ScenePilotEnv",
-                **(
-                    {}
-                    if _ego
-                    else {"vector_entry_point": "icml26.envs.driving.env:make_vector_env"}
-                ),
-                "kwargs": dict(_kw),
-                "max_episode_steps": 300,
-                "doc": _doc,
-                "test_kwargs": _TEST_KWARGS[_v][_ego],
-            }
-        )
+ENV_SPECS: list[dict[str, Any]] = [
+    {"id": f"icml26/ScenePilot{'AV' if ego else ''}-{v}",
+     "entry_point": "icml26.envs.driving.env:ScenePilotEnv",
+     **({} if ego else {"vector_entry_point": "icml26.envs.driving.env:make_vector_env"}),
+     "kwargs": {**VERSIONS[v], **(ROLE_EGO if ego else {})}, "max_episode_steps": 300,
+     "doc": (_EGO if ego else _ADVERSARY)[v], "test_kwargs": _TEST_KWARGS[v][ego]}
+    for v in VERSIONS for ego in (False, True)
+]  # fmt: skip

@@ -22,25 +22,13 @@ from gymnasium.vector.utils import batch_space
 
 from icml26.envs._checks import check_render_mode
 from icml26.envs.driving import realism, rewards, risk, versions
-from icml26.envs.driving.constants import TABLES
 from icml26.envs.driving.feasibility import FeasibilityParams
-from icml26.envs.driving.scenarios import LAYOUTS, SCENES
+from icml26.envs.driving.scenarios import LAYOUTS, SCENES, TABLES
 from icml26.envs.driving.sim import DT, N_BODIES, OBS_PER_ACTOR, PLANNERS, KinematicWorld
 
-__all__ = [
-    "ScenePilotEnv",
-    "ScenePilotVectorEnv",
-    "ScenePilotAVEnv",
-    "make_vector_env",
-    "make_world",
-    "world_of",
-    "feasibility_params",
-    "parse_scenarios",
-    "driving_score",
-    "attack_score",
-    "OBS_DIM",
-    "BACKENDS",
-]
+__all__ = ["ScenePilotEnv", "ScenePilotVectorEnv", "ScenePilotAVEnv", "make_vector_env",
+           "make_world", "world_of", "feasibility_params", "parse_scenarios", "driving_score",
+           "attack_score", "OBS_DIM", "BACKENDS"]  # fmt: skip
 
 OBS_DIM = N_BODIES * OBS_PER_ACTOR
 BACKENDS = ("kinematic", "metadrive", "carla")
@@ -57,20 +45,23 @@ def _ego_obs_space() -> spaces.Box:
     return spaces.Box(-high, high, dtype=np.float32)
 
 
+def _box(dim: int) -> spaces.Box:
+    return spaces.Box(-1.0, 1.0, (dim,), np.float32)
+
+
 def parse_scenarios(scenario: Any, who: str = "ScenePilot-v0") -> tuple[int, ...]:
     """``1..8``, a list of them, or ``"all"``/``"mix"`` -> a tuple of scenario ids."""
+    bad = ValueError(f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}")
     if isinstance(scenario, str):
         if scenario.lower() in ("all", "mix"):
             return tuple(sorted(LAYOUTS))
         try:
             scenario = [int(x) for x in scenario.split(",")]
         except ValueError:
-            raise ValueError(
-                f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}"
-            ) from None
+            raise bad from None
     ids = [scenario] if isinstance(scenario, (int, np.integer)) else list(scenario)
     if not ids or any(not isinstance(i, (int, np.integer)) or int(i) not in LAYOUTS for i in ids):
-        raise ValueError(f"{who}: scenario must be 1..8, a list of them or 'all', got {scenario!r}")
+        raise bad
     return tuple(int(i) for i in ids)
 
 
@@ -85,24 +76,15 @@ def feasibility_params(sigma: str = "released", feasibility: Any = None, who: st
     if isinstance(feasibility, FeasibilityParams):
         return feasibility
     if feasibility is not None and not isinstance(feasibility, Mapping):
-        raise TypeError(
-            f"feasibility: expected None, a dict or FeasibilityParams, got {type(feasibility).__name__}"
-        )
+        got = type(feasibility).__name__
+        raise TypeError(f"feasibility: expected None, a dict or FeasibilityParams, got {got}")
     return FeasibilityParams(**{**versions.SIGMAS[rule], **dict(feasibility or {})})
 
 
-def make_world(
-    n: int,
-    scenarios: tuple[int, ...],
-    action_mode: str,
-    planner: str,
-    feasibility: FeasibilityParams,
-    phi: Any,
-    max_steps: int,
-    backend: str,
-    backend_kwargs: Mapping[str, Any],
-    ego_residual: bool = False,
-) -> KinematicWorld:
+def make_world(n: int, scenarios: tuple[int, ...], action_mode: str, planner: str,
+               feasibility: FeasibilityParams, phi: Any, max_steps: int, backend: str,
+               backend_kwargs: Mapping[str, Any],
+               ego_residual: bool = False) -> KinematicWorld:  # fmt: skip
     """Build the simulator of ``backend`` (``kinematic``, ``metadrive`` or ``carla``)."""
     args = (n, scenarios, action_mode, planner, feasibility, None, max_steps, ego_residual)
     if backend == "kinematic":
@@ -119,16 +101,14 @@ def make_world(
 
 
 class _PolicyCaller:
-    """Calls an ego or adversary policy: an icml26 Agent (``act``), an SB3 model (``predict``) or a callable."""
+    """Calls an ego or adversary policy: an icml26 Agent (``act``), an SB3 model (``predict``)
+    or a callable."""
 
     def __init__(self, policy: Any, what: str) -> None:
-        if not any(
-            callable(x)
-            for x in (getattr(policy, "act", None), getattr(policy, "predict", None), policy)
-        ):
-            raise TypeError(
-                f"{what}: expected an Agent (act), an SB3 model (predict) or a callable, got {policy!r}"
-            )
+        if not any(callable(x) for x in (getattr(policy, "act", None),
+                                         getattr(policy, "predict", None), policy)):  # fmt: skip
+            raise TypeError(f"{what}: expected an Agent (act), an SB3 model (predict) or a "
+                            f"callable, got {policy!r}")  # fmt: skip
         self.policy, self.what = policy, what
 
     def __call__(self, obs: np.ndarray, info: Mapping[str, Any]) -> np.ndarray:
@@ -148,7 +128,7 @@ class _PolicyCaller:
 
 
 def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
-    """The action as a list of floats in [-1, 1] (clipped by 1e-6), or a clear error (state untouched)."""
+    """The action as a list of floats in [-1, 1] (clipped by 1e-6), or a clear error."""
     if type(action) is np.ndarray and action.shape == space.shape and action.dtype.kind == "f":
         vals = action.tolist()  # fast path: a float array of the right shape
         if all(-1.000001 <= v <= 1.000001 for v in vals):  # False for NaN
@@ -158,9 +138,8 @@ def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
     except (TypeError, ValueError):
         raise TypeError(f"{who}: expected an action in {space}, got {action!r}") from None
     if a.shape != space.shape:
-        raise ValueError(
-            f"{who}: expected an action of shape {space.shape} in {space}, got shape {a.shape}"
-        )
+        raise ValueError(f"{who}: expected an action of shape {space.shape} in {space}, "
+                         f"got shape {a.shape}")  # fmt: skip
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{who}: action must be finite, got {a.tolist()}")
     if np.any(a < space.low - 1e-6) or np.any(a > space.high + 1e-6):
@@ -168,62 +147,39 @@ def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
     return np.clip(a, space.low, space.high).tolist()
 
 
-# ---------------------------------------------------------------------------- metrics over episodes
+def _means(episodes: Sequence[Mapping[str, float]], keys: str, who: str) -> list[float]:
+    if not episodes:
+        raise ValueError(f"{who}: no episodes")
+    return [sum(e[k] for e in episodes) / len(episodes) for k in keys.split()]
 
 
 def driving_score(episodes: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """ScenePilot's overall driving score over episodes (``safebench/util/metric_util.get_route_scores``).
+    """ScenePilot's overall driving score over episodes (SafeBench's
+    ``metric_util.get_route_scores``):
 
     final = [5(1 - CR) + (3 - RR - SS - OR/50) + 0.5(RF + Comp + 1 - TS/60)
              + 0.2(3 - ACC/8 - YV/3 - LI/20)] / 10.1
     """
-    if not episodes:
-        raise ValueError("driving_score: no episodes")
-    n = len(episodes)
-
-    def mean(k: str) -> float:
-        return sum(e[k] for e in episodes) / n
-
-    cr, rr, ss, orl = (
-        mean("collision"),
-        mean("run_red_light"),
-        mean("run_stop"),
-        mean("out_of_road_length"),
-    )
-    comp, acc, yv, li = (
-        mean("route_completion"),
-        mean("avg_acceleration"),
-        mean("avg_yaw_velocity"),
-        mean("lane_invasions"),
+    keys = "collision run_red_light run_stop out_of_road_length route_completion "
+    cr, rr, ss, orl, comp, acc, yv, li = _means(
+        episodes, keys + "avg_acceleration avg_yaw_velocity lane_invasions", "driving_score"
     )
     succ = [e for e in episodes if e["route_completion"] >= 0.99 and not e["collision"]]
     ts = sum(e["time"] for e in succ) / len(succ) if succ else 0.0
-    rf = max(1 - sum(e["distance_to_route"] for e in episodes) / n / 5, 0.0)
+    rf = max(1 - sum(e["distance_to_route"] for e in episodes) / len(episodes) / 5, 0.0)
     final = ((1 - cr) * 5 + (3 - rr - ss - orl / 50) + (rf + comp + 1 - ts / 60) * 0.5
              + (3 - acc / 8 - yv / 3 - li / 20) * 0.2) / 10.1  # fmt: skip
-    return {
-        "collision_rate": cr,
-        "red_light_rate": rr,
-        "stop_sign_rate": ss,
-        "out_of_road_length": orl,
-        "route_following_stability": rf,
-        "route_completion": comp,
-        "avg_time_spent": ts,
-        "avg_acceleration": acc,
-        "avg_yaw_velocity": yv,
-        "avg_lane_invasion_freq": li,
-        "driving_score": final,
-    }
+    return {"collision_rate": cr, "red_light_rate": rr, "stop_sign_rate": ss,
+            "out_of_road_length": orl, "route_following_stability": rf, "route_completion": comp,
+            "avg_time_spent": ts, "avg_acceleration": acc, "avg_yaw_velocity": yv,
+            "avg_lane_invasion_freq": li, "driving_score": final}  # fmt: skip
 
 
 def attack_score(episodes: Sequence[Mapping[str, float]], time_out: float = 30.0) -> float:
-    """SafeBench's original attack score (higher = more failures): 0.4 CR + 0.1 OR/10 + 0.1 d_route/5
-    + 0.3 (1 - completion) + 0.1 time/time_out (SafeBench's values are rounded to 2 decimals; these are not)."""
-    if not episodes:
-        raise ValueError("attack_score: no episodes")
-    n = len(episodes)
-    cr, orl, dr, comp, t = (sum(e[k] for e in episodes) / n for k in (
-        "collision", "out_of_road_length", "distance_to_route", "route_completion", "time"))  # fmt: skip
+    """SafeBench's original attack score (higher = more failures): 0.4 CR + 0.1 OR/10 + 0.1
+    d_route/5 + 0.3 (1 - completion) + 0.1 time/time_out (SafeBench rounds to 2 decimals)."""
+    cr, orl, dr, comp, t = _means(episodes, "collision out_of_road_length distance_to_route "
+                                  "route_completion time", "attack_score")  # fmt: skip
     return 0.4 * cr + 0.1 * orl / 10 + 0.1 * dr / 5 + 0.3 * (1 - comp) + 0.1 * t / time_out
 
 
@@ -234,25 +190,21 @@ class _Engine:
     """One configuration's world, risk predictor and reward bookkeeping for N scenes (N = 1: the
     single env, on the kernel's float binding)."""
 
-    def __init__(
-        self, kwargs: Mapping[str, Any], n: int, preset: str = "v0", who: str = ""
-    ) -> None:
+    def __init__(self, kwargs: Mapping[str, Any], n: int, preset: str = "v0",
+                 who: str = "") -> None:  # fmt: skip
         c = self.config = versions.merge(kwargs, preset)
         self.name = versions.env_name(c) + who
         check_render_mode(self.name, c["render_mode"], ["rgb_array"])
-        for key, allowed in (("action", ("speed", "acc_steer")), ("backend", BACKENDS),
-                             ("reward", tuple(rewards.REWARDS)), ("phi_model", versions.PHI_MODELS),
-                             ("scenes", tuple(SCENES)), ("role", ("adversary", "ego"))):  # fmt: skip
+        choices = {"action": ("speed", "acc_steer"), "backend": BACKENDS,
+                   "reward": tuple(rewards.REWARDS), "phi_model": versions.PHI_MODELS,
+                   "scenes": tuple(SCENES), "role": ("adversary", "ego")}  # fmt: skip
+        for key, allowed in choices.items():
             if c[key] not in allowed:
-                raise ValueError(
-                    f"{self.name}: {key} must be one of {list(allowed)}, got {c[key]!r}"
-                )
+                raise ValueError(f"{self.name}: {key} must be one of {list(allowed)}, "
+                                 f"got {c[key]!r}")  # fmt: skip
         bonus = c["collision_bonus"]
-        if (
-            isinstance(bonus, bool)
-            or not isinstance(bonus, (int, float))
-            or not math.isfinite(bonus)
-        ):
+        number = isinstance(bonus, (int, float)) and not isinstance(bonus, bool)
+        if not number or not math.isfinite(bonus):
             raise ValueError(f"{self.name}: collision_bonus must be a finite number, got {bonus!r}")
         self.scenarios = parse_scenarios(c["scenario"], self.name)
         self.feas = feasibility_params(c["sigma"], c["feasibility"], self.name, c["sigma_names"])
@@ -265,14 +217,18 @@ class _Engine:
 
     def make_world(self, planner: str, residual: bool = False) -> KinematicWorld:
         c = self.config
-        w = make_world(self.n, self.scenarios, c["action"] if c["role"] == "adversary" else c["adversary_action"],
-                       planner, self.feas, None, int(c["max_steps"]), c["backend"], c["backend_kwargs"] or {},
-                       residual)  # fmt: skip
+        act = c["action"] if c["role"] == "adversary" else c["adversary_action"]
+        w = make_world(self.n, self.scenarios, act, planner, self.feas, None, int(c["max_steps"]),
+                       c["backend"], c["backend_kwargs"] or {}, residual)  # fmt: skip
         w.k_feasible = self.k
         w.randomize, w.lights_on = bool(c["randomize"]), bool(c["traffic_lights"])
         w.ranges = self.scenes.ranges
         if self.scenes.adv:
-            w.adv_tables = _adv_tables(self.scenes.adv)
+            names = ("adv_base", "adv_scale", "lead_after")
+            w.adv_tables = tables = {k: TABLES[k].copy() for k in names}
+            for sc, vals in self.scenes.adv.items():
+                for k, v in zip(names, vals):
+                    tables[k][sc] = v
         self.world = w
         return w
 
@@ -285,20 +241,17 @@ class _Engine:
     def reset_rows(self, rows: Any) -> None:
         """Start the bookkeeping of scenes ``rows`` (0: the single env's scene; an index array)."""
         w, L = self.world, self.learner
-        ready = L is not None and L.ready
         one = isinstance(rows, int)
         idx = np.arange(1) if one else rows
-        r0 = L.risk(w.feat_prev[idx]) if ready else np.zeros(len(idx))  # type: ignore[union-attr]
+        r0 = L.risk(w.feat_prev[idx]) if L is not None and L.ready else np.zeros(len(idx))
         front = w.ego_s[idx] + 0.5 * w.length[idx, 0]
         if one:
-            rewards.band_reset_one(
-                self.band, True, float(w.sigma_prev[0]), float(r0[0]), float(front[0])
-            )
+            s0, r, f = float(w.sigma_prev[0]), float(r0[0]), float(front[0])
+            rewards.band_reset_one(self.band, True, s0, r, f)
         else:
             mask = np.zeros(self.n, bool)
             mask[idx] = True
-            put = np.zeros(self.n)
-            full = [put.copy() for _ in range(3)]
+            full = [np.zeros(self.n) for _ in range(3)]
             for f, v in zip(full, (w.sigma_prev[idx], r0, front)):
                 f[idx] = v
             rewards.band_reset(self.band, mask, *full)
@@ -313,12 +266,11 @@ class _Engine:
         m = self.world.episode_metrics(i)
         if not self.band_info:
             return m
-        B = self.band
+        B, rp = self.band, self.world.rparams
         get = (lambda a: float(a)) if self.n == 1 else (lambda a: float(a[i]))  # noqa: E731
         m["run_red_light"] = min(get(B.red_run), 1.0)
         m["J_reward"], m["min_sigma_pre_collision"] = get(B.j_reward), get(B.min_old)
         m["avoidable_collision"] = get(B.avoidable)
-        rp = self.world.rparams
         for key in realism.PARAM_KEYS:
             m[f"param_{key}"] = float(rp[key][i]) if rp is not None else 0.0
         return m
@@ -335,29 +287,62 @@ class _Engine:
         (L.frozen_copy() if isinstance(L, risk.HorizonPhiLearner) else L).save(path)
 
 
-def _adv_tables(adv: Mapping[int, tuple[float, float, float]]) -> dict[str, np.ndarray]:
-    out = {k: TABLES[k].copy() for k in ("adv_base", "adv_scale", "lead_after")}
-    for sc, vals in adv.items():
-        for k, v in zip(("adv_base", "adv_scale", "lead_after"), vals):
-            out[k][sc] = v
-    return out
-
-
-def _make_adversary(adversary: Any, action_dim: int, who: str) -> Any:
-    """'scripted' | 'random' | 'idle' | a saved ScenePilot policy path | Agent / SB3 model / callable."""
+def _make_adversary(adversary: Any, who: str) -> Any:
+    """'scripted' | 'random' | 'idle' | a saved ScenePilot policy path | Agent / SB3 / callable."""
     if isinstance(adversary, str) and adversary in ("scripted", "random", "idle"):
         return adversary
     if isinstance(adversary, (str, os.PathLike)):
         from icml26.envs.driving.policy_io import load_policy
 
-        return _PolicyCaller(load_policy(adversary), f"{who} adversary")
+        adversary = load_policy(adversary)
     return _PolicyCaller(adversary, f"{who} adversary")
+
+
+class _Common:
+    """What the single and the vector env share."""
+
+    engine: _Engine
+    world: KinematicWorld
+    render_mode: str | None
+
+    def _setup(self, E: _Engine) -> dict[str, Any]:
+        c = E.config
+        self.feasibility_threshold, self.action_mode, self.scenarios = E.k, c["action"], E.scenarios
+        self.reward_mode, self.sigma_mode, self.collision_bonus = c["reward"], c["sigma"], E.bonus
+        self.render_mode = c["render_mode"]
+        return c
+
+    def _phi_attrs(self) -> None:
+        E = self.engine
+        self.phi, self.phi_learner = E.predictor, E.learner if E.phi_model == "horizon" else None
+
+    def set_feasibility_threshold(self, k: float) -> None:
+        """Move k (the band's collision gate, ``cost`` and feasible_ratio threshold) in a run."""
+        self.feasibility_threshold = float(k)
+        self.engine.set_k(k)
+
+    def save_phi(self, path: str | os.PathLike[str]) -> None:
+        """Save the env's risk predictor Phi (the horizon model's as a frozen copy; load it with
+        ``phi=path`` or ``phi="frozen:<path>"``)."""
+        self.engine.save_phi(path)
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array":
+            return None
+        from icml26.envs.driving.render import render_topdown
+
+        return render_topdown(self.world, 0)
+
+    def _close_world(self, **kwargs: Any) -> None:
+        close = getattr(self.world, "close", None)
+        if callable(close):
+            close()
 
 
 # ---------------------------------------------------------------------------- the single env
 
 
-class ScenePilotEnv(gym.Env):
+class ScenePilotEnv(_Common, gym.Env):
     """
     ## Description
     ScenePilot adversarial driving (ICML 2026) in the 8 SafeBench pre-crash scenarios. With
@@ -428,12 +413,19 @@ class ScenePilotEnv(gym.Env):
     | ``max_steps``, ``render_mode`` | 300, None | episode length; ``"rgb_array"`` |
 
     ## Version History
-    * v2: ``sigma="rss-crossing"``, ``scenes="retuned"``, ``ego="human"`` (v1's sigma kept every
-      crossing collision at sigma >= 0.35; scenarios 3 and 4 were saturated).
+    Each version is its diff over the previous one (:data:`~icml26.envs.driving.versions.VERSIONS`).
+
+    * v2: ``sigma="rss-crossing"``, ``scenes="retuned"``, ``ego="human"``. Measured on v1: every
+      collision in scenarios 5-7 kept min sigma >= 0.35 (band share 1.000 for every arm);
+      scenario 3 never collided, 4 collided for every actor
+      ([driving_v1.md](../results/driving_v1.md), [scenarios](../results/driving_scenarios.md)).
     * v1: ``reward="collision"``, ``sigma="rss"``, ``phi_model="horizon"``, ``randomize``,
-      ``traffic_lights``, ``band`` (v0's reward had no collision term, its sigma put every
-      same-lane car at <= 0, its Phi was nearly constant, its episodes barely varied).
-    * v0: initial version. The AV ids add ``role="ego"``, ``phi="ttc"``, ``reward="released"``.
+      ``traffic_lights``, ``band``. Measured on v0: its reward has no collision term (surviving
+      pays more than colliding), its sigma puts every same-lane car at <= 0, its Phi is nearly
+      constant, its episodes barely vary ([driving_v0.md](../results/driving_v0.md)).
+    * v0: initial version (the release's reward ``r = risk``, sigma and TD Phi; SafeBench's
+      scenes). The AV ids (``ScenePilotAV-vN``) are vN with ``role="ego"``, ``phi="ttc"``,
+      ``reward="released"``.
 
     ## Example
     >>> import gymnasium as gym, numpy as np, icml26
@@ -449,26 +441,20 @@ class ScenePilotEnv(gym.Env):
     (27,) 0.0211 ttc 1.0 False
     """
 
-    metadata = {
-        "render_modes": ["rgb_array"],
-        "render_fps": int(1 / DT),
-        "autoreset_mode": AutoresetMode.NEXT_STEP,
-    }
+    metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT),
+                "autoreset_mode": AutoresetMode.NEXT_STEP}  # fmt: skip
 
     def __init__(self, **kwargs: Any) -> None:
         self.engine = E = _Engine(kwargs, 1)
-        c, name = E.config, E.name
-        self.config, self._name, self.render_mode = c, name, c["render_mode"]
-        self.scenarios, self.backend, self.feasibility_threshold = E.scenarios, c["backend"], E.k
-        self.reward_mode, self.sigma_mode, self.collision_bonus = c["reward"], c["sigma"], E.bonus
+        c, name = self._setup(E), E.name
+        self.config, self._name, self.backend = c, name, c["backend"]
         self.role, self.ego_role = c["role"], c["role"] == "ego"
         self._ego_policy: _PolicyCaller | None = None
         if self.ego_role:
             bp = c["base_planner"]
             if bp is not None and bp not in PLANNERS:
-                raise ValueError(
-                    f"{name}: base_planner must be None or one of {sorted(PLANNERS)}, got {bp!r}"
-                )
+                raise ValueError(f"{name}: base_planner must be None or one of "
+                                 f"{sorted(PLANNERS)}, got {bp!r}")  # fmt: skip
             self.world = w = E.make_world("idm", bp is not None)
             w.external_ego = True
             if bp is not None:
@@ -477,56 +463,29 @@ class ScenePilotEnv(gym.Env):
             self.collision_penalty = float(c["collision_penalty"])
             self.red_light_penalty = float(c["red_light_penalty"])
             self._adv_dim = 1 if c["adversary_action"] == "speed" else 2
-            self._adversary = _make_adversary(c["adversary"], self._adv_dim, name)
-            self._adv_space = spaces.Box(-1.0, 1.0, shape=(self._adv_dim,), dtype=np.float32)
-            self._triggered = False
-            self.action_space, self.observation_space = (
-                spaces.Box(-1.0, 1.0, (2,), np.float32),
-                _ego_obs_space(),
-            )
+            self._adversary = _make_adversary(c["adversary"], name)
+            self._adv_space, self._triggered = _box(self._adv_dim), False
+            self.action_space, self.observation_space = _box(2), _ego_obs_space()
         else:
             ego = c["ego"]
-            if isinstance(ego, str):
-                if ego not in PLANNERS:
-                    raise ValueError(
-                        f"{name}: ego must be one of {sorted(PLANNERS)} or a policy, got {ego!r}"
-                    )
-                planner = ego
-            else:
-                planner, self._ego_policy = "external", _PolicyCaller(ego, f"{name} ego")
+            if isinstance(ego, str) and ego not in PLANNERS:
+                raise ValueError(f"{name}: ego must be one of {sorted(PLANNERS)} or a policy, "
+                                 f"got {ego!r}")  # fmt: skip
+            if not isinstance(ego, str):
+                self._ego_policy = _PolicyCaller(ego, f"{name} ego")
             self.ego_name = ego if isinstance(ego, str) else type(ego).__name__
-            self.world = E.make_world(planner)
-            self.action_space = spaces.Box(
-                -1.0, 1.0, (1 if c["action"] == "speed" else 2,), np.float32
-            )
+            self.world = E.make_world(ego if isinstance(ego, str) else "external")
+            self.action_space = _box(1 if c["action"] == "speed" else 2)
             self.observation_space = _obs_space()
-        self.action_mode = c["action"]
-        self.phi, self.phi_learner = E.predictor, E.learner if E.phi_model == "horizon" else None
+        self._phi_attrs()
         self._running = False  # between reset() and the end of an episode
-
-    def _check_running(self) -> None:
-        if not self._running:
-            raise RuntimeError(
-                f"{self._name}: call reset() before step() (the episode has ended or not begun)"
-            )
-
-    def set_feasibility_threshold(self, k: float) -> None:
-        """Move k (the band's collision gate, ``cost`` and feasible_ratio threshold) during a run."""
-        self.feasibility_threshold = float(k)
-        self.engine.set_k(k)
 
     def scenario_params(self) -> dict[str, float]:
         """This episode's drawn scenario parameters (empty when nothing is drawn)."""
         return self.engine.scenario_params(0)
 
-    def save_phi(self, path: str | os.PathLike[str]) -> None:
-        """Save the env's risk predictor Phi (load it with ``phi=path`` or ``phi="frozen:<path>"``)."""
-        self.engine.save_phi(path)
-
-    # ------------------------------------------------------------------ gym API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:  # fmt: skip
         super().reset(seed=seed)
         scenario = None
         if options and "scenario" in options:
@@ -535,7 +494,8 @@ class ScenePilotEnv(gym.Env):
         w.reset(np.arange(1), self.np_random, scenario)
         self._running = True
         info: dict[str, Any] = {"scenario": int(w.scn[0]), "sigma": float(w.sigma_prev[0]),
-                                "ego_planner": str(self.ego_name), "backend": self.backend}  # fmt: skip
+                                "ego_planner": str(self.ego_name),
+                                "backend": self.backend}  # fmt: skip
         note = getattr(w, "backend_note", None)
         if note:
             info["backend_note"] = note
@@ -551,11 +511,12 @@ class ScenePilotEnv(gym.Env):
             info["scenario_params"] = self.scenario_params()
             if not self.ego_role:
                 info["red_light"] = int(realism.light_state(w)[0])
-        obs = self._ego_obs() if self.ego_role else w.observation()[0]
-        return obs, info
+        return (self._ego_obs() if self.ego_role else w.observation()[0]), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        self._check_running()
+        if not self._running:
+            raise RuntimeError(f"{self._name}: call reset() before step() (the episode has "
+                               "ended or not begun)")  # fmt: skip
         a = _check_action(action, self.action_space, self._name)
         if self.ego_role:
             adv, ego = self._adversary_action().tolist(), a
@@ -566,19 +527,15 @@ class ScenePilotEnv(gym.Env):
         before = w.features()[0] if L is not None and L.learning else None
         r = w.step_one(adv, ego)
         ended = r.terminated or r.truncated
-        risk_v, used = r.risk, False
+        risk_v, used, sig, S = r.risk, False, r.sigma, r.scene
         if L is not None:
-            risk_v, used = L.observe_step_one(
-                before, r.feat, r.risk, r.collision, r.terminated, ended
-            )
+            risk_v, used = L.observe_step_one(before, r.feat, r.risk, r.collision, r.terminated,
+                                              ended)  # fmt: skip
         w.add_j_risk(risk_v)
-        S = r.scene
         light_before = realism.light_phase_one(S.t - 1, S.green_from, S.green_until, S.has_light)
         rew, avoid, red = rewards.band_step_one(
-            E.band, r.collision, r.sigma, risk_v, True, E.k, rewards.REWARDS_ONE[E.reward], E.bonus,
-            r.ttc, S.ego_s + 0.5 * S.L[0], S.route.j_entry, light_before,
-        )  # fmt: skip
-        sig = r.sigma
+            E.band, r.collision, sig, risk_v, True, E.k, rewards.REWARDS_ONE[E.reward], E.bonus,
+            r.ttc, S.ego_s + 0.5 * S.L[0], S.route.j_entry, light_before)  # fmt: skip
         info = {
             "reward_vec": np.array([risk_v, sig], dtype=np.float32),
             "risk": risk_v, "risk_source": "phi" if used else "ttc",
@@ -588,10 +545,9 @@ class ScenePilotEnv(gym.Env):
             "ego_speed": S.v[0],
         }  # fmt: skip
         if E.band_info:
-            info.update(
-                min_sigma_pre=E.band.min_old, avoidable=avoid, red_light_violation=red, reward=rew,
-                red_light=realism.light_phase_one(S.t, S.green_from, S.green_until, S.has_light),
-            )  # fmt: skip
+            light = realism.light_phase_one(S.t, S.green_from, S.green_until, S.has_light)
+            info.update(min_sigma_pre=E.band.min_old, avoidable=avoid, red_light_violation=red,
+                        reward=rew, red_light=light)  # fmt: skip
         if ended:
             self._running = False
             info["episode_metrics"] = E.metrics(0)
@@ -601,26 +557,15 @@ class ScenePilotEnv(gym.Env):
         obs = r.obs if r.obs is not None else w.observation()[0]
         return obs, rew, r.terminated, r.truncated, info
 
-    def render(self) -> np.ndarray | None:
-        if self.render_mode != "rgb_array":
-            return None
-        from icml26.envs.driving.render import render_topdown
-
-        return render_topdown(self.world, 0)
-
     def close(self) -> None:
-        close = getattr(self.world, "close", None)
-        if callable(close):
-            close()
+        self._close_world()
 
-    # ------------------------------------------------------------------ helpers
     def _ego_control(self) -> list[float]:
         eo = self.world.ego_observation()[0]
         u = self._ego_policy(eo, {"scenario": int(self.world.scn[0])})  # type: ignore[misc]
         if u.shape != (2,) or not np.all(np.isfinite(u)):
-            raise ValueError(
-                f"{self._name}: the ego policy must return 2 finite numbers [acc, steer], got {u.tolist()}"
-            )
+            raise ValueError(f"{self._name}: the ego policy must return 2 finite numbers "
+                             f"[acc, steer], got {u.tolist()}")  # fmt: skip
         return np.clip(u, -1.0, 1.0).tolist()
 
     def _ego_obs(self) -> np.ndarray:
@@ -632,8 +577,7 @@ class ScenePilotEnv(gym.Env):
         sc, adv, dim = int(self.world.scn[0]), self._adversary, self._adv_dim
         if adv == "scripted":
             a, self._triggered = self.engine.scenes.scripted(
-                obs27, sc, self._triggered, self.scenario_params(), dim
-            )
+                obs27, sc, self._triggered, self.scenario_params(), dim)  # fmt: skip
         elif adv == "random":
             a = self._adv_space.sample()
         elif adv == "idle":
@@ -641,13 +585,12 @@ class ScenePilotEnv(gym.Env):
         else:
             a = adv(obs27, {"scenario": sc})
             if a.shape != (dim,) or not np.all(np.isfinite(a)):
-                raise ValueError(
-                    f"{self._name}: the adversary policy must return {dim} finite numbers, got {np.asarray(a).tolist()}"
-                )
+                raise ValueError(f"{self._name}: the adversary policy must return {dim} finite "
+                                 f"numbers, got {np.asarray(a).tolist()}")  # fmt: skip
         return np.clip(np.asarray(a, dtype=np.float64), -1.0, 1.0)
 
     def _ego_reward(self, collision: bool) -> float:
-        # safebench/gym_carla/envs/carla_env.py::_get_reward (desired speed 8 m/s, out_lane_thres 4 m)
+        # safebench/gym_carla/envs/carla_env.py::_get_reward (desired speed 8 m/s, out_lane 4 m)
         w = self.world
         steer = float(w.last_ego_control[0, 1]) / (np.pi / 3)
         v_lon = float(w.v[0, 0] * np.cos(w.yaw[0, 0] + w.beta[0, 0] - w.ego_head[0]))
@@ -663,7 +606,7 @@ ScenePilotAVEnv = ScenePilotEnv  # the ego-driving ids are ScenePilotEnv(role="e
 # ---------------------------------------------------------------------------- native vector env
 
 
-class ScenePilotVectorEnv(VectorEnv):
+class ScenePilotVectorEnv(_Common, VectorEnv):
     """N scenes of one ScenePilot configuration stepped in one batched NumPy call
     (``gym.make_vec("icml26/ScenePilot-v2", num_envs=N)``; adversary role, planner egos).
 
@@ -684,26 +627,16 @@ class ScenePilotVectorEnv(VectorEnv):
     arguments of :class:`ScenePilotEnv` (``version`` picks the preset; default v0).
     """
 
-    metadata = {
-        "render_modes": ["rgb_array"],
-        "render_fps": int(1 / DT),
-        "autoreset_mode": AutoresetMode.SAME_STEP,
-    }
+    metadata = {"render_modes": ["rgb_array"], "render_fps": int(1 / DT),
+                "autoreset_mode": AutoresetMode.SAME_STEP}  # fmt: skip
     preset = "v0"  # the version when built directly without ``version``
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        max_episode_steps: int | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, num_envs: int = 1, max_episode_steps: int | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+                 **kwargs: Any) -> None:  # fmt: skip
         name = versions.env_name({"version": kwargs.get("version", self.preset)}) + " vector env"
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
+        count = isinstance(num_envs, (int, np.integer)) and not isinstance(num_envs, bool)
+        if not count or num_envs < 1:
             raise ValueError(f"{name}: num_envs must be a positive int, got {num_envs!r}")
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         try:
@@ -711,51 +644,29 @@ class ScenePilotVectorEnv(VectorEnv):
         except ValueError:
             mode = None
         if mode not in modes:
-            raise ValueError(
-                f"{name}: autoreset_mode must be one of {[m.value for m in modes]}, got {autoreset_mode!r}"
-            )
+            raise ValueError(f"{name}: autoreset_mode must be one of {[m.value for m in modes]}, "
+                             f"got {autoreset_mode!r}")  # fmt: skip
         kwargs.setdefault("scenario", "all")
-        if (
-            max_episode_steps is not None
-        ):  # passed by gym.make_vec from the registration (its TimeLimit)
+        if max_episode_steps is not None:  # from gym.make_vec's registration (its TimeLimit)
             kwargs["max_steps"] = min(int(kwargs.get("max_steps", 300)), int(max_episode_steps))
         self.engine = E = _Engine(kwargs, int(num_envs), self.preset, " vector env")
-        c, self._label = E.config, E.name
+        c, self._label = self._setup(E), E.name
         if c["role"] != "adversary" or not isinstance(c["ego"], str) or c["ego"] not in PLANNERS:
-            raise ValueError(
-                f"{self._label}: ego must be one of {sorted(PLANNERS)}, got {c['ego']!r}"
-            )
-        self.autoreset_mode = mode
+            raise ValueError(f"{self._label}: ego must be one of {sorted(PLANNERS)}, "
+                             f"got {c['ego']!r}")  # fmt: skip
+        self.autoreset_mode, self.num_envs = mode, int(num_envs)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self._autoreset = np.zeros(0, dtype=bool)
-        self.num_envs, self.scenarios, self.render_mode = (
-            int(num_envs),
-            E.scenarios,
-            c["render_mode"],
-        )
-        self.feasibility_threshold, self.action_mode = E.k, c["action"]
-        self.reward_mode, self.sigma_mode, self.collision_bonus = c["reward"], c["sigma"], E.bonus
         self.world = E.make_world(c["ego"])
-        self.phi, self.phi_learner = E.predictor, E.learner if E.phi_model == "horizon" else None
-        self.single_action_space = spaces.Box(
-            -1.0, 1.0, (1 if c["action"] == "speed" else 2,), np.float32
-        )
+        self._phi_attrs()
+        self.single_action_space = _box(1 if c["action"] == "speed" else 2)
         self.single_observation_space = _obs_space()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._rng = np.random.default_rng()
 
-    def set_feasibility_threshold(self, k: float) -> None:
-        self.feasibility_threshold = float(k)
-        self.engine.set_k(k)
-
-    def save_phi(self, path: str | os.PathLike[str]) -> None:
-        """Save the shared Phi (the horizon model's as a frozen copy: ``phi="frozen:<path>"``)."""
-        self.engine.save_phi(path)
-
-    def reset(
-        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | list[int] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:  # fmt: skip
         if seed is not None:
             self._rng = np.random.default_rng(seed if isinstance(seed, int) else list(seed))
         idx = np.arange(self.num_envs)
@@ -767,9 +678,8 @@ class ScenePilotVectorEnv(VectorEnv):
             info["red_light"] = realism.light_state(self.world)
         return self.world.observation(), info
 
-    def reset_scenes(
-        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
-    ) -> None:
+    def reset_scenes(self, idx: np.ndarray, rng: np.random.Generator,
+                     scenario: np.ndarray | None = None) -> None:  # fmt: skip
         """Start scenes ``idx`` afresh (drawing from ``rng``, on ``scenario`` if given) outside the
         autoreset: the world and the per-scene bookkeeping (band window, sums, Phi's rows)."""
         idx = np.asarray(idx, dtype=np.int64)
@@ -779,7 +689,7 @@ class ScenePilotVectorEnv(VectorEnv):
             self._autoreset[idx] = False
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        """``actions`` as a float array of the action space's shape, finite and clipped to [-1, 1]."""
+        """``actions`` as a float array of the action space's shape, finite, clipped to [-1, 1]."""
         space, name = self.action_space, self._label
         try:
             a = np.asarray(actions, dtype=np.float64)
@@ -793,9 +703,7 @@ class ScenePilotVectorEnv(VectorEnv):
             raise RuntimeError(f"{name}: call reset() before step()")
         return np.clip(a, -1.0, 1.0)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         a = self._check_actions(actions)
         E, w, L = self.engine, self.world, self.engine.learner
         resetting, on = self._autoreset, True
@@ -804,13 +712,14 @@ class ScenePilotVectorEnv(VectorEnv):
             w.reset(idx, self._rng)
             E.reset_rows(idx)
             on = ~resetting
+        active = None if on is True else on
         before = w.features() if L is not None and L.learning else None
-        r = w.step(a, active=None if on is True else on)
+        r = w.step(a, active=active)
         done = r.terminated | r.truncated
         risk_v, used = r.risk, False
         if L is not None:
-            risk_v, used = L.observe_step(before, w.feat_prev, r.risk, r.collision, r.terminated, done,
-                                          None if on is True else on)  # fmt: skip
+            risk_v, used = L.observe_step(before, w.feat_prev, r.risk, r.collision, r.terminated,
+                                          done, active)  # fmt: skip
             risk_v = risk_v if on is True else np.where(on, risk_v, 0.0)
         w.add_j_risk(risk_v)
         light_before = realism.light_state(w, w.t - 1)
@@ -828,7 +737,8 @@ class ScenePilotVectorEnv(VectorEnv):
         }  # fmt: skip
         if E.band_info:
             info.update(risk=risk_v, sigma=r.sigma.copy(), min_sigma_pre=E.band.min_old.copy(),
-                        avoidable=avoid, red_light=realism.light_state(w), red_light_violation=red)  # fmt: skip
+                        avoidable=avoid, red_light=realism.light_state(w),
+                        red_light_violation=red)  # fmt: skip
         if done.any():
             idx = np.flatnonzero(done)
             rows = [E.metrics(int(i)) for i in idx]
@@ -842,40 +752,24 @@ class ScenePilotVectorEnv(VectorEnv):
                 w.reset(idx, self._rng)
                 E.reset_rows(idx)
                 obs = w.observation()
-        self._autoreset = (
-            done.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros_like(done)
-        )
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        self._autoreset = done.copy() if next_step else np.zeros_like(done)
         return obs, np.asarray(rew, dtype=np.float64), r.terminated.copy(), r.truncated.copy(), info
 
-    def render(self) -> np.ndarray | None:
-        if self.render_mode != "rgb_array":
-            return None
-        from icml26.envs.driving.render import render_topdown
-
-        return render_topdown(self.world, 0)
-
     def close_extras(self, **kwargs: Any) -> None:
-        close = getattr(self.world, "close", None)
-        if callable(close):
-            close()
+        self._close_world()
+
+
+def _preset(version: str) -> type[ScenePilotVectorEnv]:
+    name = f"ScenePilot{version.upper()}VectorEnv"
+    doc = f"ScenePilotVectorEnv(version={version!r})."
+    return type(name, (ScenePilotVectorEnv,), {"preset": version, "__doc__": doc})
 
 
 # names kept for code written against the former per-version classes: the same class, preset
-ScenePilotV1VectorEnv = type(
-    "ScenePilotV1VectorEnv",
-    (ScenePilotVectorEnv,),
-    {"preset": "v1", "__doc__": "ScenePilotVectorEnv(version='v1')."},
-)
-ScenePilotV2VectorEnv = type(
-    "ScenePilotV2VectorEnv",
-    (ScenePilotVectorEnv,),
-    {"preset": "v2", "__doc__": "ScenePilotVectorEnv(version='v2')."},
-)
-VECTOR_CLASSES = {
-    "v0": ScenePilotVectorEnv,
-    "v1": ScenePilotV1VectorEnv,
-    "v2": ScenePilotV2VectorEnv,
-}
+ScenePilotV1VectorEnv, ScenePilotV2VectorEnv = _preset("v1"), _preset("v2")
+VECTOR_CLASSES = {"v0": ScenePilotVectorEnv, "v1": ScenePilotV1VectorEnv,
+                  "v2": ScenePilotV2VectorEnv}  # fmt: skip
 
 
 def world_of(n: int, scenario: Any = "all", **kwargs: Any) -> KinematicWorld:
@@ -885,10 +779,11 @@ def world_of(n: int, scenario: Any = "all", **kwargs: Any) -> KinematicWorld:
     return engine.make_world(engine.config["ego"])
 
 
-def make_vector_env(
-    num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any
-) -> ScenePilotVectorEnv:
-    """``gym.make_vec("icml26/ScenePilot-vN", num_envs=N)``: the native vector env with Gymnasium's
-    default ``autoreset_mode`` (NEXT_STEP); pass ``autoreset_mode="SameStep"`` for the other."""
+def make_vector_env(num_envs: int = 1,
+                    autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                    **kwargs: Any) -> ScenePilotVectorEnv:  # fmt: skip
+    """``gym.make_vec("icml26/ScenePilot-vN", num_envs=N)``: the native vector env with
+    Gymnasium's default ``autoreset_mode`` (NEXT_STEP); ``autoreset_mode="SameStep"`` for the
+    other."""
     cls = VECTOR_CLASSES.get(kwargs.get("version", "v0"), ScenePilotVectorEnv)
     return cls(num_envs=num_envs, autoreset_mode=autoreset_mode, **kwargs)

@@ -31,22 +31,10 @@ where, fmin, fmax, clip, any_, all_, sqrt, cos, sin = numpy_ops(
     "where fmin fmax clip any_ all_ sqrt cos sin"
 )
 
-__all__ = [
-    "FeasibilityParams",
-    "BodyState",
-    "sigma_reference",
-    "sigma_lanes",
-    "sigma_batch",
-    "sigma_one",
-    "ttc_batch",
-    "ttc_risk_batch",
-    "rss_longitudinal_same",
-    "rss_longitudinal_opposite",
-    "rss_lateral",
-    "conflict_slack",
-    "conflict_slack_batch",
-    "is_crossing",
-]
+__all__ = ["FeasibilityParams", "BodyState", "sigma_reference", "sigma_lanes", "sigma_batch",
+           "sigma_one", "ttc_batch", "ttc_risk_batch", "rss_longitudinal_same",
+           "rss_longitudinal_opposite", "rss_lateral", "conflict_slack", "conflict_slack_batch",
+           "is_crossing"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -94,22 +82,16 @@ class FeasibilityParams:
     cross_tau: float = 1.0  # s of escape slack that count as fully feasible (RSS's response time)
 
     def __post_init__(self) -> None:
-        for name, allowed in (
-            ("mode", ("code", "rss")),
-            ("combine", ("norm", "min")),
-            ("crossing", ("axes", "conflict")),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(
-                    f"FeasibilityParams.{name} must be {' or '.join(map(repr, allowed))}, "
-                    f"got {getattr(self, name)!r}"
-                )
-        positive = ("cross_b_ego", "cross_a_ego", "cross_tau", "a_lon_av", "a_lon_npc")
-        for name in positive + ("a_lat_av", "a_lat_npc", "eps", "inf_dist"):
-            if not getattr(self, name) > 0:
-                raise ValueError(
-                    f"FeasibilityParams.{name} must be > 0, got {getattr(self, name)!r}"
-                )
+        choices = {"mode": ("code", "rss"), "combine": ("norm", "min"),
+                   "crossing": ("axes", "conflict")}  # fmt: skip
+        for name, allowed in choices.items():
+            if (v := getattr(self, name)) not in allowed:
+                one_of = " or ".join(map(repr, allowed))
+                raise ValueError(f"FeasibilityParams.{name} must be {one_of}, got {v!r}")
+        for name in ("cross_b_ego", "cross_a_ego", "cross_tau", "a_lon_av", "a_lon_npc",
+                     "a_lat_av", "a_lat_npc", "eps", "inf_dist"):  # fmt: skip
+            if not (v := getattr(self, name)) > 0:
+                raise ValueError(f"FeasibilityParams.{name} must be > 0, got {v!r}")
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -134,9 +116,8 @@ class BodyState:
 # ------------------------------------------------------------------------ distance formulas
 
 
-def rss_longitudinal_same(
-    v_rear: Any, v_front: Any, rho: float, a_acc: float, b_min: float, b_max: float
-) -> Any:
+def rss_longitudinal_same(v_rear: Any, v_front: Any, rho: float, a_acc: float, b_min: float,
+                          b_max: float) -> Any:  # fmt: skip
     """RSS safe distance for a rear car following a front car (Shalev-Shwartz et al. 2017, Def. 1)."""
     v_rear, v_front = fmax(v_rear, 0.0), fmax(v_front, 0.0)
     a = v_rear + rho * a_acc
@@ -144,9 +125,8 @@ def rss_longitudinal_same(
     return fmax(d, 0.0)
 
 
-def rss_longitudinal_opposite(
-    v1: float, v2: float, rho1: float, rho2: float, a_acc: float, b_min_correct: float, b_min: float
-) -> float:
+def rss_longitudinal_opposite(v1: float, v2: float, rho1: float, rho2: float, a_acc: float,
+                              b_min_correct: float, b_min: float) -> float:  # fmt: skip
     """RSS safe distance for two cars driving towards each other (Def. 2; car 1 in its correct lane)."""
     v1, v2 = abs(v1), abs(v2)
     v1r, v2r = v1 + rho1 * a_acc, v2 + rho2 * a_acc
@@ -158,11 +138,8 @@ def rss_longitudinal_opposite(
 def rss_lateral(v1: Any, v2: Any, rho: float, a_lat: float, b_lat_min: float, mu: float) -> Any:
     """RSS lateral safe distance (Def. 4): car 1 on the left moving with lateral speed v1 towards car 2."""
     v1r, v2r = v1 + rho * a_lat, v2 - rho * a_lat
-    d = (
-        (2 * v1 + rho * a_lat) / 2 * rho
-        + v1r * v1r / (2 * b_lat_min)
-        - ((2 * v2 - rho * a_lat) / 2 * rho - v2r * v2r / (2 * b_lat_min))
-    )
+    d = ((2 * v1 + rho * a_lat) / 2 * rho + v1r * v1r / (2 * b_lat_min)
+         - ((2 * v2 - rho * a_lat) / 2 * rho - v2r * v2r / (2 * b_lat_min)))  # fmt: skip
     return mu + fmax(d, 0.0)
 
 
@@ -210,18 +187,9 @@ def _arrival(d: Any, v: Any, a: Any) -> Any:
     return where(d <= 0.0, 0.0, t)
 
 
-def conflict_slack_lanes(
-    dx: Any,
-    dy: Any,
-    dyaw: Any,
-    v_e: Any,
-    v_n: Any,
-    a_n: Any,
-    size_e: tuple[Any, Any],
-    size_n: tuple[Any, Any],
-    b: float = 8.0,
-    a: float = 3.5,
-) -> Any:
+def conflict_slack_lanes(dx: Any, dy: Any, dyaw: Any, v_e: Any, v_n: Any, a_n: Any,
+                         size_e: tuple[Any, Any], size_n: tuple[Any, Any], b: float = 8.0,
+                         a: float = 3.5) -> Any:  # fmt: skip
     """The ego's escape slack (s) against a car on a crossing route (RSS, routes of different geometry).
 
     Ego frame: the other car's centre at (``dx``, ``dy``), its heading ``dyaw``, its speed ``v_n`` and
@@ -267,21 +235,18 @@ def conflict_slack_lanes(
 # ------------------------------------------------------------------------ sigma (lanes)
 
 
-def _safe_distances_lanes(
-    dx: Any, dy: Any, vax: Any, vay: Any, vnx: Any, vny: Any, same_dir: Any, p: FeasibilityParams
-) -> tuple[Any, Any]:
+def _safe_distances_lanes(dx: Any, dy: Any, vax: Any, vay: Any, vnx: Any, vny: Any,
+                          same_dir: Any, p: FeasibilityParams) -> tuple[Any, Any]:  # fmt: skip
     eps = p.eps
     if p.mode == "code":  # phys_safe.py: same lane / opposite / lateral
-        d_stop = abs(
-            vnx * vnx / (2.0 * (p.a_lon_npc + eps)) - vax * vax / (2.0 * (p.a_lon_av + eps))
-        )
+        stop_n = vnx * vnx / (2.0 * (p.a_lon_npc + eps))
+        stop_a = vax * vax / (2.0 * (p.a_lon_av + eps))
+        d_stop = abs(stop_n - stop_a)
         d_equal = 0.0
         if not p.a_lon_av <= p.a_lon_npc + eps:
             d_equal = (vax - vnx) * (vax - vnx) / (2.0 * (p.a_lon_av - p.a_lon_npc))
         lon_same = where(vax <= vnx + eps, 0.0, fmax(d_stop, d_equal))
-        lon_opp = fmax(
-            vax * vax / (2.0 * (p.a_lon_av + eps)) + vnx * vnx / (2.0 * (p.a_lon_npc + eps)), 0.0
-        )
+        lon_opp = fmax(stop_a + stop_n, 0.0)
         d_x = where(same_dir, lon_same, lon_opp)
         lat_same_dir = ((vay > 0) == (vny > 0)) & ((vay < 0) == (vny < 0))
         lat_same_dir = lat_same_dir & (abs(vay) > eps) & (abs(vny) > eps)
@@ -297,12 +262,8 @@ def _safe_distances_lanes(
     behind = rss_longitudinal_same(vnx, vax, p.rho_npc, a_acc, b_min, b_max)
     va, vn = abs(vax), abs(vnx)
     v1r, v2r = va + p.rho_ego * a_acc, vn + p.rho_npc * a_acc
-    opp = (
-        (va + v1r) / 2 * p.rho_ego
-        + v1r * v1r / (2 * p.rss_b_min_correct)
-        + (vn + v2r) / 2 * p.rho_npc
-        + v2r * v2r / (2 * b_min)
-    )
+    opp = ((va + v1r) / 2 * p.rho_ego + v1r * v1r / (2 * p.rss_b_min_correct)
+           + (vn + v2r) / 2 * p.rho_npc + v2r * v2r / (2 * b_min))  # fmt: skip
     d_x = where(same_dir, where(dx >= 0, ahead, behind), opp)
     rho, lat = max(p.rho_ego, p.rho_npc), (p.rss_a_lat, p.rss_b_lat_min, p.rss_mu)
     # NPC on the left (dy >= 0): it is car 1, moving right (towards -y) with speed -vny
@@ -310,9 +271,8 @@ def _safe_distances_lanes(
     return d_x, d_y
 
 
-def sigma_lanes(
-    ego: tuple[Any, ...], npc: tuple[Any, ...], p: FeasibilityParams, a_n: Any = 0.0
-) -> Any:
+def sigma_lanes(ego: tuple[Any, ...], npc: tuple[Any, ...], p: FeasibilityParams,
+                a_n: Any = 0.0) -> Any:  # fmt: skip
     """sigma of the ego against one NPC: ``ego``/``npc`` = (x, y, yaw, vx, vy, half_l, half_w) lanes;
     ``a_n`` the NPC's acceleration along its heading (read by ``crossing="conflict"`` only)."""
     x, y, yaw, evx, evy, L_av, W_av = ego
@@ -330,18 +290,8 @@ def sigma_lanes(
         cross = (abs(dyaw) > same_rad) & (abs(dyaw) < math.pi - same_rad)
         if any_(cross):
             v_n = vnx * cd + vny * sd
-            slack = conflict_slack_lanes(
-                dx,
-                dy,
-                dyaw,
-                vax,
-                v_n,
-                a_n,
-                (L_av, W_av),
-                (L_npc, W_npc),
-                p.cross_b_ego,
-                p.cross_a_ego,
-            )
+            slack = conflict_slack_lanes(dx, dy, dyaw, vax, v_n, a_n, (L_av, W_av), (L_npc, W_npc),
+                                         p.cross_b_ego, p.cross_a_ego)  # fmt: skip
             conflict = clip(slack / p.cross_tau, -1.0, 1.0)
             if all_(cross):
                 return conflict
@@ -355,12 +305,8 @@ def sigma_lanes(
     clear_n_yp = W_npc + c * W_av + s * L_av
     dphys_n_xp = c * d_phys_x + s * d_phys_y
     dphys_n_yp = s * d_phys_x + c * d_phys_y
-    need_x = fmax(
-        fmax(0.0, clear_e_x + d_phys_x - d_e_x), fmax(0.0, clear_n_xp + dphys_n_xp - d_n_xp)
-    )
-    need_y = fmax(
-        fmax(0.0, clear_e_y + d_phys_y - d_e_y), fmax(0.0, clear_n_yp + dphys_n_yp - d_n_yp)
-    )
+    need_x = fmax(fmax(0.0, clear_e_x + d_phys_x - d_e_x), fmax(0.0, clear_n_xp + dphys_n_xp - d_n_xp))  # fmt: skip
+    need_y = fmax(fmax(0.0, clear_e_y + d_phys_y - d_e_y), fmax(0.0, clear_n_yp + dphys_n_yp - d_n_yp))  # fmt: skip
     all_clear = (need_x == 0.0) & (need_y == 0.0)
     rel_x = where(dx >= 0, 1.0, -1.0) * (vax - vnx)
     rel_y = where(dy >= 0, 1.0, -1.0) * (vay - vny)
@@ -394,44 +340,20 @@ _ONE = scalar_twins([rss_longitudinal_same, rss_lateral, _arrival, conflict_slac
 sigma_lanes_one = _ONE["sigma_lanes"]
 
 
-def conflict_slack(
-    dx: float,
-    dy: float,
-    dyaw: float,
-    v_e: float,
-    v_n: float,
-    a_n: float,
-    size_e: tuple[float, float],
-    size_n: tuple[float, float],
-    b_ego: float = 8.0,
-    a_ego: float = 3.5,
-) -> float:
-    """:func:`conflict_slack_lanes` for one pair (Python floats)."""
-    return _ONE["conflict_slack_lanes"](dx, dy, dyaw, v_e, v_n, a_n, size_e, size_n, b_ego, a_ego)
-
-
+conflict_slack = _ONE["conflict_slack_lanes"]  # conflict_slack_lanes for one pair (floats)
 conflict_slack_batch = conflict_slack_lanes  # for arrays (N,)
 
 
-def sigma_one(
-    ego: tuple[float, ...],
-    npc: tuple[float, ...],
-    p: FeasibilityParams,
-    same_dir_rad: float | None = None,
-    a_n: float = 0.0,
-) -> float:
+def sigma_one(ego: tuple[float, ...], npc: tuple[float, ...], p: FeasibilityParams,
+              same_dir_rad: float | None = None, a_n: float = 0.0) -> float:  # fmt: skip
     """sigma for one (ego, NPC) pair present: [x, y, yaw, vx, vy, half_l, half_w] each
     (``same_dir_rad`` is ``radians(p.same_dir_deg)``, accepted for older callers)."""
     return sigma_lanes_one(ego, npc, p, a_n)
 
 
-def sigma_batch(
-    ego: np.ndarray,
-    npc: np.ndarray,
-    present: np.ndarray,
-    p: FeasibilityParams | None = None,
-    npc_acc: np.ndarray | None = None,
-) -> np.ndarray:
+def sigma_batch(ego: np.ndarray, npc: np.ndarray, present: np.ndarray,
+                p: FeasibilityParams | None = None,
+                npc_acc: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """sigma for a batch: ``ego`` and ``npc`` are (N, 7) arrays [x, y, yaw, vx, vy, half_l, half_w].
 
     ``present`` (N,) bool marks rows that have an NPC (others get 0.0, like the release).
@@ -447,16 +369,8 @@ def sigma_batch(
 # ------------------------------------------------------------------------ sigma, reference
 
 
-def _safe_distances(
-    dx: float,
-    dy: float,
-    vax: float,
-    vay: float,
-    vnx: float,
-    vny: float,
-    dyaw: float,
-    p: FeasibilityParams,
-) -> tuple[float, float]:
+def _safe_distances(dx: float, dy: float, vax: float, vay: float, vnx: float, vny: float,
+                    dyaw: float, p: FeasibilityParams) -> tuple[float, float]:  # fmt: skip
     same_dir = abs(dyaw) <= math.radians(p.same_dir_deg)
     if p.mode == "code":
         if same_dir:
@@ -469,15 +383,14 @@ def _safe_distances(
         rear, front, rho = (vax, vnx, p.rho_ego) if dx >= 0 else (vnx, vax, p.rho_npc)
         d_x = float(rss_longitudinal_same(rear, front, rho, p.rss_a_acc, p.rss_b_min, p.rss_b_max))
     else:
-        d_x = rss_longitudinal_opposite(
-            vax, vnx, p.rho_ego, p.rho_npc, p.rss_a_acc, p.rss_b_min_correct, p.rss_b_min
-        )
+        d_x = rss_longitudinal_opposite(vax, vnx, p.rho_ego, p.rho_npc, p.rss_a_acc,
+                                        p.rss_b_min_correct, p.rss_b_min)  # fmt: skip
     v1, v2 = (-vny, -vay) if dy >= 0 else (vay, vny)
     rho = max(p.rho_ego, p.rho_npc)
     return d_x, float(rss_lateral(v1, v2, rho, p.rss_a_lat, p.rss_b_lat_min, p.rss_mu))
 
 
-def sigma_reference(  # noqa: C901 - the release's function, line by line
+def sigma_reference(  # the release's function, line by line
     ego: BodyState, npc: BodyState | None, p: FeasibilityParams | None = None
 ) -> float | None:
     """sigma between the ego and one NPC, line by line as ``_get_phys_safe`` in the release.
@@ -498,9 +411,8 @@ def sigma_reference(  # noqa: C901 - the release's function, line by line
         v_n = vnx * math.cos(dyaw) + vny * math.sin(dyaw)
         a_n = npc.ax * math.cos(npc.yaw) + npc.ay * math.sin(npc.yaw)
         size_e, size_n = (ego.half_length, ego.half_width), (npc.half_length, npc.half_width)
-        slack = conflict_slack(
-            dx, dy, dyaw, vax, v_n, a_n, size_e, size_n, p.cross_b_ego, p.cross_a_ego
-        )
+        slack = conflict_slack(dx, dy, dyaw, vax, v_n, a_n, size_e, size_n, p.cross_b_ego,
+                               p.cross_a_ego)  # fmt: skip
         return min(max(slack / p.cross_tau, -1.0), 1.0)
 
     d_phys_x, d_phys_y = _safe_distances(dx, dy, vax, vay, vnx, vny, dyaw, p)
@@ -523,12 +435,10 @@ def sigma_reference(  # noqa: C901 - the release's function, line by line
     dphys_e_x, dphys_e_y = d_phys_on(1.0, 0.0), d_phys_on(0.0, 1.0)
     dphys_n_xp = d_phys_on(math.cos(dyaw), math.sin(dyaw))
     dphys_n_yp = d_phys_on(-math.sin(dyaw), math.cos(dyaw))
-    need_x = max(
-        max(0.0, -(d_e_x - clear_e_x - dphys_e_x)), max(0.0, -(d_n_xp - clear_n_xp - dphys_n_xp))
-    )
-    need_y = max(
-        max(0.0, -(d_e_y - clear_e_y - dphys_e_y)), max(0.0, -(d_n_yp - clear_n_yp - dphys_n_yp))
-    )
+    need_x = max(max(0.0, -(d_e_x - clear_e_x - dphys_e_x)),
+                 max(0.0, -(d_n_xp - clear_n_xp - dphys_n_xp)))  # fmt: skip
+    need_y = max(max(0.0, -(d_e_y - clear_e_y - dphys_e_y)),
+                 max(0.0, -(d_n_yp - clear_n_yp - dphys_n_yp)))  # fmt: skip
     if need_x == 0.0 and need_y == 0.0:
         return 1.0
 

@@ -29,75 +29,28 @@ import numpy as np
 __all__ = ["NUMPY_OPS", "SCALAR_OPS", "numpy_ops", "scalar_twins"]
 
 
-def _where(c: Any, a: Any, b: Any) -> Any:
-    return a if c else b
-
-
-def _fmin(a: float, b: float) -> float:  # np.minimum's value for non-NaN floats (min(a, b) too)
-    return b if b < a else a
-
-
-def _fmax(a: float, b: float) -> float:
-    return b if b > a else a
-
-
 def _clip(x: float, lo: float, hi: float) -> float:
     x = lo if lo > x else x
     return hi if hi < x else x
 
 
-def _clip_np(x: Any, lo: Any, hi: Any) -> Any:
-    return np.minimum(np.maximum(x, lo), hi)
-
-
-def _ident(c: Any) -> Any:
-    return c
-
-
-def _not(c: Any) -> bool:
-    return not c
-
-
-NUMPY_OPS: dict[str, Any] = {
-    "where": np.where,
-    "fmin": np.minimum,
-    "fmax": np.maximum,
-    "clip": _clip_np,
-    "any_": np.any,
-    "all_": np.all,
-    "not_": np.logical_not,
-    "sqrt": np.sqrt,
-    "cos": np.cos,
-    "sin": np.sin,
-    "tan": np.tan,
-    "atan": np.arctan,
-    "asin": np.arcsin,
-    "atan2": np.arctan2,
-    "hypot": np.hypot,
-    "tanh": np.tanh,
-    "floor": np.floor,
-    "isfinite": np.isfinite,
-}
-SCALAR_OPS: dict[str, Any] = {
-    "where": _where,
-    "fmin": _fmin,
-    "fmax": _fmax,
-    "clip": _clip,
-    "any_": _ident,
-    "all_": _ident,
-    "not_": _not,
-    "sqrt": math.sqrt,
-    "cos": math.cos,
-    "sin": math.sin,
-    "tan": math.tan,
-    "atan": math.atan,
-    "asin": math.asin,
-    "atan2": math.atan2,
-    "hypot": math.hypot,
-    "tanh": math.tanh,
-    "floor": math.floor,
-    "isfinite": math.isfinite,
-}
+# name: (NumPy's operation, the float one); fmin/fmax give np.minimum/np.maximum's value for
+# non-NaN floats
+_OPS: dict[str, tuple[Any, Any]] = {
+    "where": (np.where, lambda c, a, b: a if c else b),
+    "fmin": (np.minimum, lambda a, b: b if b < a else a),
+    "fmax": (np.maximum, lambda a, b: b if b > a else a),
+    "clip": (lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), _clip),
+    "any_": (np.any, lambda c: c),
+    "all_": (np.all, lambda c: c),
+    "not_": (np.logical_not, lambda c: not c),
+    "atan": (np.arctan, math.atan),
+    "asin": (np.arcsin, math.asin),
+    **{k: (getattr(np, k), getattr(math, k))
+       for k in ("sqrt", "cos", "sin", "tan", "atan2", "hypot", "tanh", "floor", "isfinite")},
+}  # fmt: skip
+NUMPY_OPS: dict[str, Any] = {k: v[0] for k, v in _OPS.items()}
+SCALAR_OPS: dict[str, Any] = {k: v[1] for k, v in _OPS.items()}
 
 
 def numpy_ops(names: str) -> tuple[Any, ...]:
@@ -106,15 +59,12 @@ def numpy_ops(names: str) -> tuple[Any, ...]:
     return tuple(NUMPY_OPS[k] for k in names.split())
 
 
-def scalar_twins(
-    funcs: list[Callable[..., Any]], module_globals: dict[str, Any], **overrides: Any
-) -> dict[str, Callable[..., Any]]:
+def scalar_twins(funcs: list[Callable[..., Any]], module_globals: dict[str, Any],
+                 **overrides: Any) -> dict[str, Callable[..., Any]]:  # fmt: skip
     """The float binding of ``funcs``: the same code objects over ``module_globals`` with the lane
     operations bound to ``math``/builtins (``overrides``: further names, e.g. another module's
     twins). The twins call each other, so a kernel function calls the twin of its callees."""
-    g = dict(module_globals)
-    g.update(SCALAR_OPS)
-    g.update(overrides)
+    g = {**module_globals, **SCALAR_OPS, **overrides}
     twins = {}
     for f in funcs:
         twin = FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)

@@ -20,9 +20,8 @@ class NumpyTanhPolicy:
 
     def __init__(self, params: list[np.ndarray], obs_scale: np.ndarray) -> None:
         if len(params) < 6:
-            raise ValueError(
-                f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}"
-            )
+            msg = f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}"
+            raise ValueError(msg)
         self.params, self.obs_scale = params, obs_scale
 
     def reset(self, seed: int | None = None) -> None:

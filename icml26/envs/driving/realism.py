@@ -36,23 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from icml26.envs.driving.constants import DT, TABLES
 from icml26.envs.driving.lanes import numpy_ops, scalar_twins
-from icml26.envs.driving.scenarios import RANGES
+from icml26.envs.driving.scenarios import DT, RANGES, TABLES
 
 where, fmax = numpy_ops("where fmax")
 
-__all__ = [
-    "RANGES",
-    "LIGHTS",
-    "AMBER_S",
-    "PARAM_KEYS",
-    "apply_reset",
-    "light_state",
-    "light_phase",
-    "light_brake",
-    "stop_line",
-]
+__all__ = ["RANGES", "LIGHTS", "AMBER_S", "PARAM_KEYS", "apply_reset", "light_state", "light_phase",
+           "light_brake", "stop_line"]  # fmt: skip
 
 # scenario -> (starts green?, switch time range in s): 5 green then amber/red, 7 red then green
 LIGHTS: dict[int, tuple[bool, float, float]] = {5: (True, 6.0, 12.0), 7: (False, 2.0, 8.0)}
@@ -60,16 +50,8 @@ AMBER_S = 3.0  # s of amber after green
 SCRIPTED_SCALE = (0.8, 1.2)  # target speed of the scripted adversary (times)
 TRIGGER_SCALE = (0.3, 1.2)  # trigger distance of the scripted adversary (times): late triggers too
 STOP_BACK = 1.0  # the stop line lies this far before the junction's edge (m)
-PARAM_KEYS = (
-    "shift",
-    "adv_offset",
-    "other_offset",
-    "other_speed_scale",
-    "trigger_scale",
-    "adv_speed_scale",
-    "green_from",
-    "green_until",
-)
+PARAM_KEYS = ("shift", "adv_offset", "other_offset", "other_speed_scale", "trigger_scale",
+              "adv_speed_scale", "green_from", "green_until")  # fmt: skip
 
 
 def stop_line(scn: np.ndarray) -> np.ndarray:
@@ -81,9 +63,8 @@ def _ensure(w: Any) -> None:
     if getattr(w, "rparams", None) is None or len(w.rparams["shift"]) != w.n:
         w.rparams = {k: np.zeros(w.n) for k in PARAM_KEYS}
         w.has_light = np.zeros(w.n, dtype=bool)
-        w.rparams["trigger_scale"][:] = 1.0
-        w.rparams["adv_speed_scale"][:] = 1.0
-        w.rparams["other_speed_scale"][:] = 1.0
+        for k in ("trigger_scale", "adv_speed_scale", "other_speed_scale"):
+            w.rparams[k][:] = 1.0
 
 
 def apply_reset(w: Any, idx: np.ndarray, rng: np.random.Generator) -> None:
@@ -116,9 +97,7 @@ def apply_reset(w: Any, idx: np.ndarray, rng: np.random.Generator) -> None:
             w.x[i, j] += shift + math.cos(w.yaw[i, j]) * off
             w.y[i, j] += math.sin(w.yaw[i, j]) * off
         w.scripted_speed[i, 2] *= spd
-        if (
-            w.randomize and "ego_speed" in rg
-        ):  # v2: the scene starts with the ego (and adversary) moving
+        if w.randomize and "ego_speed" in rg:  # v2: the ego (and adversary) start moving
             w.v[i, 0] = rng.uniform(*rg["ego_speed"])
             w.v[i, 1] = rng.uniform(*rg.get("adv_speed", (0.0, 0.0)))
         lit = LIGHTS.get(sc) if w.lights_on else None
@@ -141,9 +120,8 @@ def light_phase(t: Any, green_from: Any, green_until: Any, lit: Any) -> Any:
     return where(lit, where((ts >= green_from) & (ts < green_until), 2, where(amber, 1, 0)), -1)
 
 
-def light_brake(
-    P: Any, v: Any, front: Any, j_entry: Any, t: Any, green_from: Any, green_until: Any, lit: Any
-) -> Any:
+def light_brake(P: Any, v: Any, front: Any, j_entry: Any, t: Any, green_from: Any,
+                green_until: Any, lit: Any) -> Any:  # fmt: skip
     """IDM deceleration (s0 = 1 m) towards the stop line where the signal says stop, +inf
     elsewhere: on red when the planner can still stop, on amber when it can stop comfortably."""
     gap = (j_entry - STOP_BACK) - front

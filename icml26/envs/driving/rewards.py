@@ -27,9 +27,7 @@ where, fmin, fmax = numpy_ops("where fmin fmax")
 
 __all__ = ["RESPONSE_STEPS", "REWARDS", "register_reward", "Band", "band_reset", "band_step"]
 
-RESPONSE_STEPS = (
-    10  # 1 s: RSS's ego response time rho (CARLA's default); the band's window ends here
-)
+RESPONSE_STEPS = 10  # 1 s: RSS's ego response time rho (CARLA's default); the band's window
 
 
 def released(risk: Any, risk_prev: Any, collision: Any, avoidable: Any, sigma: Any, ttc: Any,
@@ -78,20 +76,9 @@ def band_reset(B: Band, rows: Any, sigma: Any, risk: Any, front: Any) -> None:
     B.avoidable = where(rows, 0.0, B.avoidable)
 
 
-def band_step(
-    B: Band,
-    collision: Any,
-    sigma: Any,
-    risk: Any,
-    on: Any,
-    k: float,
-    reward: Callable[..., Any],
-    bonus: float,
-    ttc: Any,
-    front: Any,
-    j_entry: Any,
-    light_before: Any,
-) -> tuple[Any, Any, Any]:
+def band_step(B: Band, collision: Any, sigma: Any, risk: Any, on: Any, k: float,
+              reward: Callable[..., Any], bonus: float, ttc: Any, front: Any, j_entry: Any,
+              light_before: Any) -> tuple[Any, Any, Any]:  # fmt: skip
     """One step of the lanes ``on`` (True: every lane): (reward (of the function ``reward``),
     avoidable collision, red-light violation). ``front``: the ego's front (route arc length)
     after the step; ``light_before``: its signal before it (0 red)."""

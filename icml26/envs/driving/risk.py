@@ -51,12 +51,8 @@ class _Net:
     """The MLP's online or target parameters in one float32 buffer (views W1, b1, W2, b2, W3, b3)."""
 
     def __init__(self, arrays: list[np.ndarray]) -> None:
-        self.__setstate__(
-            (
-                [np.shape(a) for a in arrays],
-                np.concatenate([np.ravel(a) for a in arrays]).astype(np.float32),
-            )
-        )
+        flat = np.concatenate([np.ravel(a) for a in arrays]).astype(np.float32)
+        self.__setstate__(([np.shape(a) for a in arrays], flat))
 
     @staticmethod
     def split(flat: np.ndarray, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
@@ -108,21 +104,15 @@ class RiskPredictor:
                  eps_loss: float = 1e-2, window: int = 1000, pos_weight: float = 50.0,
                  pos_threshold: float = 0.85, hidden: int = 128,
                  max_updates: int | None = None) -> None:  # fmt: skip
-        if max_updates is not None and (
-            not isinstance(max_updates, (int, np.integer)) or max_updates < 1
-        ):
-            raise ValueError(
-                f"RiskPredictor: max_updates must be a positive int or None, got {max_updates!r}"
-            )
+        cap = max_updates
+        if cap is not None and (not isinstance(cap, (int, np.integer)) or cap < 1):
+            msg = f"RiskPredictor: max_updates must be a positive int or None, got {cap!r}"
+            raise ValueError(msg)
         self.training = bool(training)
         self.max_updates = None if max_updates is None else int(max_updates)
         self.frozen_at: int | None = None  # update count at which max_updates froze the predictor
-        self.lr, self.gamma, self.update_gap, self.tau = (
-            float(lr),
-            float(gamma),
-            int(update_gap),
-            float(tau),
-        )
+        self.lr, self.gamma, self.update_gap = float(lr), float(gamma), int(update_gap)
+        self.tau = float(tau)
         self.k_inv_d, self.eps_loss, self.window = float(k_inv_d), float(eps_loss), int(window)
         self.pos_weight, self.pos_threshold = float(pos_weight), float(pos_threshold)
         self.hidden = int(hidden)
@@ -133,9 +123,7 @@ class RiskPredictor:
             arrays += [rng.uniform(-bound, bound, size=(fan_out, fan_in)).astype(np.float32),
                        rng.uniform(-bound, bound, size=fan_out).astype(np.float32)]  # fmt: skip
         self._on, self._tg = _Net(arrays), _Net(arrays)
-        self._adam = np.zeros(
-            (2, self._on.flat.size), np.float32
-        )  # Adam's first and second moments
+        self._adam = np.zeros((2, self._on.flat.size), np.float32)  # Adam's 1st, 2nd moments
         self._adam_steps = 0
         self.started = False  # training begins after the first collision
         self.converged = not self.training
@@ -144,21 +132,9 @@ class RiskPredictor:
         self._loss_sum = 0.0  # running sum of _losses
 
     # ------------------------------------------------------------------ parameters
-    @property
-    def _online(self) -> list[np.ndarray]:
-        return self._on.views
-
-    @_online.setter
-    def _online(self, arrays: list[np.ndarray]) -> None:
-        self._on = _Net(arrays)
-
-    @property
-    def _target(self) -> list[np.ndarray]:
-        return self._tg.views
-
-    @_target.setter
-    def _target(self, arrays: list[np.ndarray]) -> None:
-        self._tg = _Net(arrays)
+    # the online and target networks' [W1, b1, W2, b2, W3, b3] (assigning a list copies it in)
+    _online = property(lambda s: s._on.views, lambda s, a: setattr(s, "_on", _Net(a)))
+    _target = property(lambda s: s._tg.views, lambda s, a: setattr(s, "_tg", _Net(a)))
 
     def _sync_from_torch(self) -> None:
         """Nothing to do: the NumPy arrays are the predictor (kept for torch-era callers)."""
@@ -181,13 +157,11 @@ class RiskPredictor:
         online, target = net(self._online), net(self._target)
         opt = torch.optim.Adam(online.parameters(), lr=self.lr)
         if self._adam_steps:
-            moments = zip(
-                _Net.split(self._adam[0], self._on.shapes),
-                _Net.split(self._adam[1], self._on.shapes),
-            )
-            for p, (m, v) in zip(online.parameters(), moments):
+            m, v = (_Net.split(a.copy(), self._on.shapes) for a in self._adam)
+            for p, mi, vi in zip(online.parameters(), m, v):
                 opt.state[p] = {"step": torch.tensor(float(self._adam_steps)),
-                                "exp_avg": torch.from_numpy(m.copy()), "exp_avg_sq": torch.from_numpy(v.copy())}  # fmt: skip
+                                "exp_avg": torch.from_numpy(mi),
+                                "exp_avg_sq": torch.from_numpy(vi)}  # fmt: skip
         return {"torch": torch, "online": online, "target": target, "opt": opt}
 
     # ------------------------------------------------------------------ inference
@@ -221,9 +195,8 @@ class RiskPredictor:
             if self.started:
                 rows = slice(None) if on is None else on
                 r_td = collision.astype(np.float32) + self.gamma * after[:, -2] - before[:, -2]
-                self.update(
-                    before[rows], after[rows], r_td[rows], terminated[rows].astype(np.float32)
-                )
+                done = terminated[rows].astype(np.float32)
+                self.update(before[rows], after[rows], r_td[rows], done)
         return risk, used
 
     def observe_step_one(self, before, after, ttc_risk, collision, terminated, ended):  # type: ignore[no-untyped-def]
@@ -274,18 +247,14 @@ class RiskPredictor:
         np.multiply(np.float32(1.0 - b2), grad, out=tmp)
         tmp *= grad
         v += tmp
-        np.sqrt(
-            v, out=tmp
-        )  # denom = sqrt(v) / sqrt(1 - b2^t) + eps; step = lr / (1 - b1^t) m / denom
+        np.sqrt(v, out=tmp)  # denom = sqrt(v) / sqrt(1 - b2^t) + eps; step = lr/(1 - b1^t) m/denom
         tmp /= np.float32(math.sqrt(1.0 - b2**t))
         tmp += np.float32(_ADAM_EPS)
         np.divide(np.multiply(np.float32(self.lr / (1.0 - b1**t)), m, out=grad), tmp, out=grad)
         net.flat -= grad
         return float(terms.mean(dtype=np.float32))
 
-    def _workspace(
-        self, n: int
-    ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    def _workspace(self, n: int) -> tuple[Any, ...]:
         """Buffers of one Adam step on ``n`` rows: the flat gradient and its per-layer views, the
         two hidden layers' gradients and a flat scratch array (reused: no fresh 0.1 MB arrays)."""
         ws = self.__dict__.setdefault("_ws", {})
@@ -296,9 +265,8 @@ class RiskPredictor:
                      np.empty(hid, np.float32), np.empty_like(grad))  # fmt: skip
         return ws[n]
 
-    def td_targets(
-        self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def td_targets(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray,
+                   done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """(target, weight) of the TD(0) BCE loss for a batch of transitions."""
         tgt = np.clip(r + (1.0 - done) * self.gamma * self.value(s_next), 0.0, 1.0)
         tgt_risk = np.clip(tgt + self.k_inv_d * np.asarray(s, np.float32)[:, -2], 0.0, 1.0)
@@ -311,9 +279,8 @@ class RiskPredictor:
         pred = np.clip(self.value(s, target=False), 1e-7, 1 - 1e-7)
         return float(np.mean(-w * (tgt * np.log(pred) + (1 - tgt) * np.log(1 - pred))))
 
-    def update(
-        self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray, done: np.ndarray
-    ) -> float | None:
+    def update(self, s: np.ndarray, s_next: np.ndarray, r: np.ndarray,
+               done: np.ndarray) -> float | None:  # fmt: skip
         """TD(0) Adam steps, one per transition (row) in order, as the release's ``av_safe.update``.
 
         Each row is a batch of one: its target uses the target network as it stands (it moves by
@@ -325,19 +292,16 @@ class RiskPredictor:
         s, s_next = (np.asarray(a, np.float32).reshape(-1, N_FEATURES) for a in (s, s_next))
         r, done = np.asarray(r, np.float32).reshape(-1), np.asarray(done, np.float32).reshape(-1)
         if not (len(s) == len(s_next) == len(r) == len(done)):
-            raise ValueError(
-                f"RiskPredictor.update: s, s_next, r, done need the same number of rows, got "
-                f"{len(s)}, {len(s_next)}, {len(r)}, {len(done)}"
-            )
+            raise ValueError(f"RiskPredictor.update: s, s_next, r, done need the same number of "
+                             f"rows, got {len(s)}, {len(s_next)}, {len(r)}, {len(done)}")  # fmt: skip
         v_next = self.value(s_next).astype(np.float64)  # exact until the next soft update
         stale_from = self.update_gap - self.n_updates % self.update_gap  # rows from here: moved
         losses = []
         for i in range(len(s)):
             if i >= stale_from and (i - stale_from) % self.update_gap == 0:
                 v_next[i:] = self.value(s_next[i:])
-            tgt = min(
-                max(float(r[i]) + (1.0 - float(done[i])) * self.gamma * float(v_next[i]), 0.0), 1.0
-            )
+            tgt = float(r[i]) + (1.0 - float(done[i])) * self.gamma * float(v_next[i])
+            tgt = min(max(tgt, 0.0), 1.0)
             tgt_risk = min(max(tgt + self.k_inv_d * float(s[i, -2]), 0.0), 1.0)
             w = self.pos_weight if tgt_risk > self.pos_threshold else 1.0
             value = self._step(s[i : i + 1], np.float32([tgt]), np.float32([w]))
@@ -396,8 +360,7 @@ class RiskPredictor:
             for k in ("hidden", "update_gap", "window"):
                 hp[k] = int(hp[k])
             obj = cls(training=training, **hp)
-            obj._online = [z[f"online_{i}"] for i in range(6)]
-            obj._target = [z[f"target_{i}"] for i in range(6)]
+            obj._on, obj._tg = (_Net([z[f"{k}_{i}"] for i in range(6)]) for k in ("online", "target"))  # fmt: skip
             started, converged, n = (int(v) for v in z["meta"][:3])
             cap = int(z["meta"][3]) if len(z["meta"]) > 3 else -1
         obj.started, obj.n_updates = bool(started), n
@@ -496,17 +459,15 @@ class HorizonPhiLearner:
         elif self._pending >= self.samples_per_update:
             self._train()
 
-    def observe(
-        self, feats: np.ndarray, collided: np.ndarray, ended: np.ndarray, active: np.ndarray
-    ) -> None:
+    def observe(self, feats: np.ndarray, collided: np.ndarray, ended: np.ndarray,
+                active: np.ndarray) -> None:  # fmt: skip
         """Record ``feats`` (N, 6), the states before this step, and this step's outcome per scene."""
         if not self.learning:
             return
         if self.n == 1:
             if active[0]:
-                self._observe_one(
-                    np.asarray(feats[0], np.float32), bool(collided[0]), bool(ended[0])
-                )
+                feat = np.asarray(feats[0], np.float32)
+                self._observe_one(feat, bool(collided[0]), bool(ended[0]))
             return
         rows = np.flatnonzero(active)
         pos = (self._start[rows] + self._count[rows]) % self.h
@@ -565,9 +526,8 @@ class HorizonPhiLearner:
         return p
 
 
-def make_phi(
-    phi: Any, model: str, n: int, seed: int = 0
-) -> RiskPredictor | HorizonPhiLearner | None:
+def make_phi(phi: Any, model: str, n: int,
+             seed: int = 0) -> RiskPredictor | HorizonPhiLearner | None:  # fmt: skip
     """The env's risk predictor: ``"ttc"``/None (none: the TTC proxy), ``"online"`` (learned in
     the env), ``"frozen:<path>"`` or a path (loaded, frozen), a :class:`RiskPredictor` (frozen ones
     are used as they are, trainable ones are trained), a dict of its (and, for ``model="horizon"``,
@@ -581,11 +541,8 @@ def make_phi(
         if phi.n != n:
             raise ValueError(f"phi: the learner serves {phi.n} scenes, this env has {n}")
         return phi
-    defaults = {
-        "training": True,
-        "seed": seed,
-        **({"k_inv_d": 0.0} if horizon else {"max_updates": PHI_MAX_UPDATES}),
-    }
+    defaults = {"training": True, "seed": seed,
+                **({"k_inv_d": 0.0} if horizon else {"max_updates": PHI_MAX_UPDATES})}  # fmt: skip
     extra: dict[str, Any] = {}
     try:
         if isinstance(phi, str) and phi == "online":
@@ -597,19 +554,14 @@ def make_phi(
             extra = {k: kw.pop(k) for k in _LEARNER_KEYS if horizon and k in kw}
             net = RiskPredictor(**{**defaults, **kw})
         elif isinstance(phi, (str, os.PathLike)):
-            path = (
-                phi[len("frozen:") :] if isinstance(phi, str) and phi.startswith("frozen:") else phi
-            )
-            net = RiskPredictor.load(path, training=False)
+            frozen = isinstance(phi, str) and phi.startswith("frozen:")
+            net = RiskPredictor.load(phi[len("frozen:") :] if frozen else phi, training=False)
         else:
-            raise TypeError(
-                "phi: expected 'online', 'ttc', 'frozen:<path>', a path, a RiskPredictor, a dict or a "
-                f"HorizonPhiLearner, got {phi!r}"
-            )
+            raise TypeError("phi: expected 'online', 'ttc', 'frozen:<path>', a path, a RiskPredictor, "
+                            f"a dict or a HorizonPhiLearner, got {phi!r}")  # fmt: skip
         return HorizonPhiLearner(n, net, seed=seed, **extra) if horizon else net
     except TypeError as e:
         if str(e).startswith("phi:"):
             raise
-        raise TypeError(
-            f"phi: a dict must hold HorizonPhiLearner/RiskPredictor arguments ({e})"
-        ) from None
+        msg = f"phi: a dict must hold HorizonPhiLearner/RiskPredictor arguments ({e})"
+        raise TypeError(msg) from None

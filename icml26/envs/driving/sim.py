@@ -2,18 +2,13 @@
 
 Bodies follow highway-env's kinematic bicycle model (``x' = v cos(psi + beta)``,
 ``y' = v sin(psi + beta)``, ``psi' = v sin(beta) / (L / 2)``, ``beta = atan(tan(delta) / 2)``,
-``v' = a``); walkers move along their heading. Collisions are separating-axis tests between
-oriented boxes. Each scene holds the ego (body 0), the adversary (body 1) and at most one more
-actor (body 2). Routes are exact straight/arc primitives, so projections are analytic.
-
-The physics, the planners, sigma and the metrics are written once, over *lanes* (:mod:`.lanes`):
-:func:`step_lanes` steps N scenes as NumPy arrays (the vector env) and, bound to ``math``, one
-scene as Python floats (the single env: no NumPy call overhead, about 10x faster at N = 1). Both
-give the same episodes (``tests/driving/test_driving_fast_path.py``: to 1e-12, with identical
-collisions, ends and lane changes). The world's arrays hold the state either way.
-
-This module knows nothing of Gymnasium: :mod:`icml26.envs.driving.env` wraps it as a single env
-and as a native vector env.
+``v' = a``); walkers move along their heading; collisions are separating-axis tests between
+oriented boxes. A scene holds the ego (body 0), the adversary (body 1) and at most one more actor
+(body 2); routes are exact straight/arc primitives, so projections are analytic. The physics,
+planners, sigma and metrics are written once over *lanes* (:mod:`.lanes`): :func:`step_lanes`
+steps N scenes as NumPy arrays (the vector env) and, bound to ``math``, one scene as Python floats
+(the single env: no NumPy call overhead, about 10x faster at N = 1), with the same results to
+1e-12 (``tests/driving/test_driving_kernel.py``). No Gymnasium here: :mod:`.env` wraps it.
 """
 
 from __future__ import annotations
@@ -25,13 +20,22 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from icml26.envs.driving import realism
-from icml26.envs.driving.constants import (
+from icml26.envs.driving.feasibility import FeasibilityParams, sigma_lanes, sigma_lanes_one
+from icml26.envs.driving.lanes import numpy_ops, scalar_twins
+from icml26.envs.driving.realism import light_brake, light_brake_one
+from icml26.envs.driving.scenarios import (
     ADV_ACC_MAX,
     ADV_STEER_MAX,
     DT,
     EGO_OBS_DIM,
     EGO_RL_ACC,
     EGO_RL_STEER,
+    KIND_CAR,
+    KIND_NONE,
+    KIND_STATIC,
+    KIND_WALKER,
+    LANE,
+    LAYOUTS,
     LIMITS,
     MAX_STEER,
     N_BODIES,
@@ -40,51 +44,20 @@ from icml26.envs.driving.constants import (
     STRICT_K,
     TABLES,
 )
-from icml26.envs.driving.feasibility import FeasibilityParams, sigma_lanes, sigma_lanes_one
-from icml26.envs.driving.lanes import numpy_ops, scalar_twins
-from icml26.envs.driving.realism import light_brake, light_brake_one
-from icml26.envs.driving.scenarios import (
-    KIND_CAR,
-    KIND_NONE,
-    KIND_STATIC,
-    KIND_WALKER,
-    LANE,
-    LAYOUTS,
-)
 
-where, fmin, fmax, clip, any_, all_, not_, isfinite, floor = numpy_ops(
-    "where fmin fmax clip any_ all_ not_ isfinite floor"
-)
-sqrt, cos, sin, tan, atan, asin, atan2, hypot, tanh = numpy_ops(
-    "sqrt cos sin tan atan asin atan2 hypot tanh"
-)
+where, fmin, fmax, clip, any_, all_, not_, isfinite, floor = numpy_ops("where fmin fmax clip any_ "
+                                                                      "all_ not_ isfinite floor")  # fmt: skip
+sqrt, cos, sin, tan, atan, asin, atan2, hypot, tanh = numpy_ops("sqrt cos sin tan atan asin atan2 "
+                                                                "hypot tanh")  # fmt: skip
 
-__all__ = [
-    "KinematicWorld",
-    "PlannerParams",
-    "PLANNERS",
-    "StepResult",
-    "StepOne",
-    "N_BODIES",
-    "OBS_PER_ACTOR",
-    "EGO_OBS_DIM",
-    "DT",
-    "boxes_overlap",
-    "boxes_overlap_one",
-    "project_on_route",
-    "project_one",
-    "route_point",
-    "route_point_one",
-]
+__all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "StepResult", "StepOne", "N_BODIES", "OBS_PER_ACTOR",
+           "EGO_OBS_DIM", "DT", "boxes_overlap", "boxes_overlap_one", "project_on_route", "project_one",
+           "route_point", "route_point_one"]  # fmt: skip
 
 INF = math.inf
-METRIC_KEYS = (
-    "driven off_road dist_route lane_inv acc_sum yaw_change collided adv_other completion j_risk "
-    "j_sigma steps feasible min_ttc feasible_strict min_sigma"
-).split()
-_METRIC_START = np.array(
-    [np.inf if k == "min_ttc" else float(k == "min_sigma") for k in METRIC_KEYS]
-)
+METRIC_KEYS = ("driven off_road dist_route lane_inv acc_sum yaw_change collided adv_other completion j_risk "
+               "j_sigma steps feasible min_ttc feasible_strict min_sigma").split()  # fmt: skip
+_METRIC_START = np.array([{"min_ttc": np.inf, "min_sigma": 1.0}.get(k, 0.0) for k in METRIC_KEYS])
 
 
 @dataclass(frozen=True)
@@ -111,14 +84,10 @@ class PlannerParams:
 
 PLANNERS = {
     "idm": PlannerParams("idm"),
-    "cautious": PlannerParams(
-        "cautious", v_target=8.0, time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0
-    ),
+    "cautious": PlannerParams("cautious", time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0),
     # ScenePilot-v1: IDM with a human-like brake onset (jerk <= 8 m/s^3: about 1 s from cruising
     # to full braking, RSS's ego response time) and a 1.0 s headway at 9 m/s
-    "human": PlannerParams(
-        "human", v_target=9.0, time_headway=1.0, min_gap=2.0, jerk_max=8.0, b_emergency=8.0
-    ),
+    "human": PlannerParams("human", v_target=9.0, time_headway=1.0, jerk_max=8.0),
 }
 
 
@@ -133,60 +102,37 @@ def _prepare(typ: Any, x0: Any, y0: Any, h0: Any, ln: Any, sw: Any, s0: Any, sl:
     return (typ > 0.5, x0, y0, h0, ln, s0, ch, sh, sign, cx, cy, h0 - sign * (np.pi / 2), abs(sw))
 
 
+_ROUTE = ("total", "route_len", "max_dist", "j_entry", "j_exit", "passing", "adv_base", "adv_scale",
+          "lead_after", "end_x", "end_y")  # fmt: skip
+
+
 def _tables(adv: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """Per-scenario tables of the step (NumPy), with the adversary speed tables of ``adv``."""
-    tb = {k: TABLES[k] for k in ("route_len", "max_dist", "j_entry", "j_exit", "passing")}
-    tb.update(
-        {k: (TABLES if adv is None else adv)[k] for k in ("adv_base", "adv_scale", "lead_after")}
-    )
-    prims = TABLES["prims"]
-    tb["prims"] = prims
-    tb["prep"] = np.stack(
-        [np.stack(_prepare(*prims[:, k].T), axis=1) for k in range(prims.shape[1])], axis=1
-    )
-    tb["total"] = (prims[:, :, 6] + prims[:, :, 7]).max(axis=1)
-    tb["end_x"], tb["end_y"] = TABLES["route_end"][:, 0], TABLES["route_end"][:, 1]
-    tb["rects"] = TABLES["rects"]
+    """Per-scenario tables of the step, with the adversary speed tables of ``adv``."""
+    pr = TABLES["prims"]
+    tb = {**TABLES, **(adv or {}), "total": (pr[:, :, 6] + pr[:, :, 7]).max(axis=1)}
+    tb["end_x"], tb["end_y"] = TABLES["route_end"].T
+    tb["prep"] = np.stack([np.stack(_prepare(*p.T), axis=1) for p in pr.transpose(1, 0, 2)], 1)
     return tb
 
 
 class _Route:
     """A route and the per-scenario constants of one scene (floats) or N scenes (arrays)."""
 
-    __slots__ = ("prims", "prep", "total", "len", "max_dist", "j_entry", "j_exit", "passing",
-                 "adv_base", "adv_scale", "lead_after", "end_x", "end_y", "rects")  # fmt: skip
+    __slots__ = ("prims", "prep", "rects", *_ROUTE)
 
     def __init__(self, tb: dict[str, Any], rows: Any) -> None:
-        one = isinstance(rows, int)
-        col = (lambda a: a[rows].tolist()) if one else (lambda a: a[rows])  # noqa: E731
         pr, pp, rc = tb["prims"][rows], tb["prep"][rows], tb["rects"][rows]
-        if one:
-            self.prims = [tuple(p) for p in pr.tolist()]
-            self.prep = [(bool(p[0]), *p[1:]) for p in pp.tolist()]
-            self.rects = [tuple(r) for r in rc.tolist()]
+        if isinstance(rows, int):
+            self.prims, self.rects = ([tuple(a) for a in x.tolist()] for x in (pr, rc))
+            self.prep = [(p[0] > 0.5, *p[1:]) for p in pp.tolist()]
         else:
-            self.prims = [tuple(pr[:, k].T) for k in range(pr.shape[1])]
-            self.prep = [(pp[:, k, 0] > 0.5, *pp[:, k, 1:].T) for k in range(pp.shape[1])]
-            self.rects = [tuple(rc[:, k].T) for k in range(rc.shape[1])]
-        self.total, self.len, self.max_dist = (
-            col(tb["total"]),
-            col(tb["route_len"]),
-            col(tb["max_dist"]),
-        )
-        self.j_entry, self.j_exit, self.passing = (
-            col(tb["j_entry"]),
-            col(tb["j_exit"]),
-            col(tb["passing"]),
-        )
-        self.adv_base, self.adv_scale = col(tb["adv_base"]), col(tb["adv_scale"])
-        self.lead_after, self.end_x, self.end_y = (
-            col(tb["lead_after"]),
-            col(tb["end_x"]),
-            col(tb["end_y"]),
-        )
+            self.prims, self.rects = ([tuple(a.T) for a in x.transpose(1, 0, 2)] for x in (pr, rc))
+            self.prep = [(pp[:, k, 0] > 0.5, *pp[:, k, 1:].T) for k in range(3)]
+        for k in _ROUTE:
+            setattr(self, k, tb[k][rows].tolist() if isinstance(rows, int) else tb[k][rows])
 
 
-# --------------------------------------------------------------------------- kernel: geometry
+# --------------------------------------------------------------------------- kernel
 
 
 def _wrap(a: Any) -> Any:
@@ -321,9 +267,7 @@ def update_passing(P: PlannerParams, S: Scene, allow: Any) -> None:
         in_pass.append(dyn & (abs(lat_a - LANE) < 2.5))
         ahead.append(s_a - S.ego_s)
         t_meet.append(where(ahead[-1] > -8.0, ahead[-1] / fmax(v + abs(S.v[j]), 1.0), INF))
-    if (
-        P.predict
-    ):  # cautious: the time gap to the oncoming car must exceed the passing time + margin
+    if P.predict:  # cautious: the oncoming gap must exceed the passing time + margin
         t_pass = (gap_obst + len_obst + 12.0) / fmax(v, 4.0) + P.pass_time_margin
         blocked = (in_pass[0] & (t_meet[0] < t_pass)) | (in_pass[1] & (t_meet[1] < t_pass))
     else:  # idm: clear if no car in the oncoming lane within pass_clear_ahead metres
@@ -363,9 +307,8 @@ def predictive_brake(P: PlannerParams, S: Scene) -> Any:
             for j in (1, 2):
                 if any_(others[j - 1]):
                     ox, oy = S.x[j] + S.vx[j] * tk, S.y[j] + S.vy[j] * tk
-                    box = boxes_overlap(
-                        ex, ey, ph, L0 + 1.0, S.W[0] + 0.4, ox, oy, S.yaw[j], S.L[j], S.W[j]
-                    )
+                    box = boxes_overlap(ex, ey, ph, L0 + 1.0, S.W[0] + 0.4, ox, oy, S.yaw[j],
+                                        S.L[j], S.W[j])  # fmt: skip
                     hit = hit | (others[j - 1] & box)
             t_conf = where(hit & not_(found), tk, t_conf)
             found = found | hit
@@ -448,10 +391,8 @@ def move(S: Scene, acc: list, steer: list, moving: list) -> list:
         hb = S.yaw[j] + S.beta[j]
         nvx, nvy = nv * cos(hb), nv * sin(hb)
         keep = m | S.frozen[j]
-        S.ax[j], S.ay[j] = (
-            where(keep, (nvx - S.vx[j]) / DT, 0.0),
-            where(keep, (nvy - S.vy[j]) / DT, 0.0),
-        )
+        S.ax[j] = where(keep, (nvx - S.vx[j]) / DT, 0.0)
+        S.ay[j] = where(keep, (nvy - S.vy[j]) / DT, 0.0)
         S.v[j], S.vx[j], S.vy[j] = nv, nvx, nvy
         rates.append(rate)
     return rates
@@ -521,11 +462,7 @@ def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tupl
               for j in range(N_BODIES)]  # fmt: skip
     if on is not True:
         acc = [where(on, a, 0.0) for a in acc]
-    rates = (
-        move(S, acc, steer, moving)
-        if w.kinematic_physics
-        else w.move_external(S, acc, steer, moving)
-    )
+    rates = move(S, acc, steer, moving) if w.physics is None else w.physics(S, acc, steer, moving)
     # ---- collisions
     hits = []
     for a, b in ((0, 1), (0, 2), (1, 2)):
@@ -545,7 +482,7 @@ def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tupl
     for r0, r1, r2, r3 in R.rects:
         on_road = on_road | ((x0 >= r0) & (x0 <= r1) & (y0 >= r2) & (y0 <= r3))
     lane = floor((ego_lat + LANE / 2) / LANE)
-    completion = clip(S.ego_s / R.len, 0.0, 1.0)
+    completion = clip(S.ego_s / R.route_len, 0.0, 1.0)
     d_ego, moved0 = S.v[0] * DT, moving[0]
     if not every:
         d_ego, ego_lat = where(on, d_ego, 0.0), where(on, ego_lat, 0.0)
@@ -553,16 +490,12 @@ def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tupl
     M["off_road"] = M["off_road"] + where(on_road, 0.0, d_ego)
     M["dist_route"] = M["dist_route"] + abs(ego_lat)
     M["lane_inv"] = M["lane_inv"] + where(on & (lane != S.lane_prev), 1.0, 0.0)
-    M["acc_sum"] = M["acc_sum"] + (
-        hypot(S.ax[0], S.ay[0]) if every else where(on, hypot(S.ax[0], S.ay[0]), 0.0)
-    )
+    jerk = hypot(S.ax[0], S.ay[0])
+    M["acc_sum"] = M["acc_sum"] + (jerk if every else where(on, jerk, 0.0))
     M["yaw_change"] = M["yaw_change"] + where(moved0, abs(rates[0]) * DT, 0.0)
     S.lane_prev = lane if every else where(on, lane, S.lane_prev)
-    M["completion"] = (
-        fmax(M["completion"], completion)
-        if every
-        else where(on, fmax(M["completion"], completion), M["completion"])
-    )
+    best = fmax(M["completion"], completion)
+    M["completion"] = best if every else where(on, best, M["completion"])
     reached = (completion > 0.99) & (hypot(x0 - R.end_x, y0 - R.end_y) < 10.0)
     M["collided"] = fmax(M["collided"], where(collision, 1.0, 0.0))
     M["adv_other"] = fmax(M["adv_other"], where(newly, 1.0, 0.0))
@@ -582,19 +515,8 @@ def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tupl
         M["min_sigma"] = where(on, fmin(M["min_sigma"], sig), M["min_sigma"])
         M["min_ttc"] = where(on, fmin(M["min_ttc"], ttc), M["min_ttc"])
     risk = where(isfinite(ttc), 2.0 / (1.0 + ttc / 2.5), 0.0)  # rlconfig adv_reward, before Phi
-    return (
-        collision,
-        newly,
-        terminated,
-        truncated,
-        sig,
-        feat,
-        ttc,
-        dist,
-        completion,
-        not_(on_road),
-        risk,
-    )
+    return (collision, newly, terminated, truncated, sig, feat, ttc, dist, completion, not_(on_road),
+            risk)  # fmt: skip
 
 
 def observation_lanes(S: Scene) -> list:
@@ -632,8 +554,7 @@ boxes_overlap_one = _ONE["boxes_overlap"]
 
 def project_one(prims: list, qx: float, qy: float) -> tuple[float, float, float, float]:
     """(s, lateral, route heading, distance) of a point on one route (primitives as lists)."""
-    prep = [(bool(p[0]), *p[1:]) for p in (_ONE["_prepare"](*row) for row in prims)]
-    return _ONE["project"](prep, qx, qy)
+    return _ONE["project"]([_ONE["_prepare"](*row) for row in prims], qx, qy)
 
 
 def route_point_one(prims: list, total: float, s: float) -> tuple[float, float, float]:
@@ -661,7 +582,7 @@ def route_point(prims: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
 class StepResult:
     """Everything one batched step produces (arrays of length N)."""
 
-    risk: np.ndarray
+    risk: np.ndarray  # the TTC proxy (the env replaces it by Phi's)
     sigma_t: np.ndarray
     sigma: np.ndarray
     ttc: np.ndarray
@@ -719,8 +640,7 @@ class KinematicWorld:
         planner: ``"idm"``, ``"cautious"``, ``"human"`` or ``"external"`` (the ego's [acc, steer]
             is given to ``step``).
         feasibility: sigma constants (``FeasibilityParams``).
-        phi: unused (must be None): the risk predictor lives in the env (:mod:`.risk`); the
-            world's risk is the TTC proxy.
+        phi: must be None (the env holds the risk predictor; the world's risk is the TTC proxy).
         max_steps: steps per episode (300 = 30 s).
         ego_residual: the ego's control given to ``step`` is added to the planner's.
 
@@ -728,57 +648,41 @@ class KinematicWorld:
     (N,)) are views of a few buffers: write into them (``world.x[...] = ...``), never rebind them.
     """
 
-    def __init__(
-        self,
-        n: int,
-        scenarios: tuple[int, ...],
-        action_mode: str = "speed",
-        planner: str = "idm",
-        feasibility: FeasibilityParams | None = None,
-        phi: None = None,
-        max_steps: int = 300,
-        ego_residual: bool = False,
-    ) -> None:
-        self.n = N = int(n)
-        self.scenarios = np.asarray(scenarios, dtype=np.int64)
-        self.action_mode = action_mode
-        self.planner_name = planner
-        self.planner = PLANNERS.get(planner, PLANNERS["idm"])
-        self.external_ego = planner == "external"
-        self.ego_residual = ego_residual
-        self.feas = feasibility or FeasibilityParams()
+    physics: Any = None  # backends with their own physics: (scene, acc, steer, moving) -> yaw rates
+
+    def __init__(self, n: int, scenarios: tuple[int, ...], action_mode: str = "speed", planner: str = "idm",
+                 feasibility: FeasibilityParams | None = None, phi: None = None, max_steps: int = 300,
+                 ego_residual: bool = False) -> None:  # fmt: skip
         if phi is not None:
             raise TypeError("KinematicWorld: phi must be None (the env holds the risk predictor)")
-        self.max_steps = int(max_steps)
+        self.n = N = int(n)
+        self.scenarios, self.action_mode = np.asarray(scenarios, dtype=np.int64), action_mode
+        self.planner_name, self.planner = planner, PLANNERS.get(planner, PLANNERS["idm"])
+        self.external_ego, self.ego_residual = planner == "external", ego_residual
+        self.feas, self.max_steps = feasibility or FeasibilityParams(), int(max_steps)
         self.k_feasible = 0.0  # threshold k of the feasible-step count (feasible_ratio)
         self._body, self._sc = np.zeros((N, len(_BODY_F), N_BODIES)), np.zeros((N, _SC + 8))
         self._m = np.tile(_METRIC_START, (N, 1))
         shapes = {"kind": 3, "frozen": 3, "feat_prev": 6}
-        self._arr = {
-            k: np.zeros((N, shapes[k]) if k in shapes else N, t) for k, t in _OTHER.items()
-        }
+        self._arr = {k: np.zeros((N, shapes[k]) if k in shapes else N, t)
+                     for k, t in _OTHER.items()}  # fmt: skip
         self._arr["scn"][:] = 1
         self._one: Scene | None = None  # a one-scene world's scene after its last step (floats)
         self._bind_views()
         self.length[...] = self.width[...] = 1.0
-        self.fast = (
-            True  # one scene: step in Python floats (the kernel's float binding), same results
-        )
-        # ScenePilot-v1 realism (icml26.envs.driving.realism); both off for v0
-        self.randomize = False
-        self.lights_on = False
+        self.fast = True  # one scene: step in Python floats (the kernel's float binding)
+        # realism (randomized scenes, traffic lights): off unless the config switches them on
+        self.randomize = self.lights_on = False
         self.rparams: dict[str, np.ndarray] | None = None
         self.has_light = np.zeros(N, dtype=bool)
-        # the scene tuning's per-scenario ranges of the randomized parameters (None: realism's) and
-        # adversary tables adv_base / adv_scale / lead_after (None: the layouts')
+        # the scene tuning: randomized ranges (None: realism's) and adversary tables (None: layouts')
         self.ranges: dict[int, dict[str, Any]] | None = None
         self._adv_tables: dict[str, np.ndarray] | None = None
-        self._tb = _tables()
-        self._routes: dict[int, _Route] = {}
+        self._tb, self._routes = _tables(), {}
 
     def _bind_views(self) -> None:
         """The public arrays as views of the buffers (again after unpickling, which copies views)."""
-        v = {name: self._body[:, i] for i, name in enumerate(_BODY_F)}
+        v: dict[str, Any] = {name: self._body[:, i] for i, name in enumerate(_BODY_F)}
         v.update({name: self._sc[:, i] for i, name in enumerate(_SCENE_F)})
         v["last_ego_control"] = self._sc[:, _SC : _SC + 2]
         v["act_proj"] = tuple(self._sc[:, _SC + 2 + 2 * k : _SC + 4 + 2 * k] for k in range(3))
@@ -808,14 +712,9 @@ class KinematicWorld:
         self._adv_tables, self._tb, self._routes = tables, _tables(tables), {}
 
     @property
-    def kinematic_physics(self) -> bool:
-        """False for backends with their own physics (they override :meth:`_integrate`)."""
-        return type(self)._integrate is KinematicWorld._integrate
-
-    @property
     def fast_path(self) -> bool:
         """True when :meth:`step` takes the one-scene float path (N = 1, ``fast``, kinematic physics)."""
-        return self.n == 1 and self.fast and self.kinematic_physics
+        return self.n == 1 and self.fast and self.physics is None
 
     # ------------------------------------------------------------------ lanes <-> arrays
     def _scene(self, rows: Any) -> Scene:
@@ -825,57 +724,35 @@ class KinematicWorld:
             if isinstance(rows, int):
                 return self._one
             self._flush()
-        S, A = Scene(), self._arr
-        if isinstance(rows, int):
+        S, A, one = Scene(), self._arr, isinstance(rows, int)
+        if one:
             F = self._body[0].reshape(-1).tolist()
-            S.x, S.y, S.yaw, S.v, S.beta = F[0:3], F[3:6], F[6:9], F[9:12], F[12:15]
-            S.vx, S.vy, S.ax, S.ay, S.L, S.W = (
-                F[15:18],
-                F[18:21],
-                F[21:24],
-                F[24:27],
-                F[27:30],
-                F[30:33],
-            )
-            S.a_max, S.b_max, S.v_max = F[33:36], F[36:39], F[39:42]
-            sx, sy, scr = F[42:45], F[45:48], F[48:51]
-            (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
-             S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2) = self._sc[0].tolist()  # fmt: skip
+            b = [F[3 * i : 3 * i + 3] for i in range(len(_BODY_F))]
+            sc = self._sc[0].tolist()
             S.kind, S.frozen = A["kind"][0].tolist(), A["frozen"][0].tolist()
-            S.t, S.lane_prev, S.passing = (
-                int(A["t"][0]),
-                int(A["lane_prev"][0]),
-                bool(A["passing"][0]),
-            )
-            S.scn, S.has_light = int(A["scn"][0]), bool(self.has_light[0])
+            S.t, S.lane_prev, S.scn = int(A["t"][0]), int(A["lane_prev"][0]), int(A["scn"][0])
+            S.passing, S.has_light = bool(A["passing"][0]), bool(self.has_light[0])
             S.m, S.feat = dict(zip(METRIC_KEYS, self._m[0].tolist())), A["feat_prev"][0].copy()
-            S.route = self._routes.get(S.scn) or self._routes.setdefault(
-                S.scn, _Route(self._tb, S.scn)
-            )
-            one = True
+            S.route = self._routes.get(S.scn)
+            if S.route is None:
+                S.route = self._routes[S.scn] = _Route(self._tb, S.scn)
         else:
             r = slice(None) if rows is None else rows
-            body = self._body[r]
-            (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.L, S.W, S.a_max, S.b_max,
-             S.v_max, sx, sy, scr) = (list(body[:, i].T) for i in range(len(_BODY_F)))  # fmt: skip
-            (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
-             S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2) = self._sc[r].T  # fmt: skip
+            b, sc = [list(f.T) for f in self._body[r].transpose(1, 0, 2)], self._sc[r].T
             S.kind, S.frozen = list(A["kind"][r].T), list(A["frozen"][r].T)
             S.t, S.lane_prev, S.passing = A["t"][r], A["lane_prev"][r], A["passing"][r]
-            S.scn, S.has_light, S.m = (
-                A["scn"][r],
-                self.has_light[r],
-                {k: self._m[r, i] for i, k in enumerate(METRIC_KEYS)},
-            )
-            S.route, S.feat = _Route(self._tb, S.scn), A["feat_prev"][r]
-            one = False
+            S.scn, S.has_light, S.feat = A["scn"][r], self.has_light[r], A["feat_prev"][r]
+            S.m, S.route = dict(zip(METRIC_KEYS, self._m[r].T)), _Route(self._tb, S.scn)
+        (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.L, S.W, S.a_max, S.b_max,
+         S.v_max, sx, sy, scr) = b  # fmt: skip
+        (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head, S.vehicle_front,
+         S.sigma, a, st, s1, s2, l1, l2, h1, h2) = sc  # fmt: skip
         S.spawn_x, S.spawn_y, S.scripted = sx[1], sy[1], scr[2]
         S.last_ctl, S.proj = [a, st], [None, (s1, l1, h1), (s2, l2, h2)]
+        S.green_from, S.green_until = 0.0, INF
         if self.lights_on and self.rparams is not None:
             gf, gu = self.rparams["green_from"], self.rparams["green_until"]
             S.green_from, S.green_until = (float(gf[0]), float(gu[0])) if one else (gf[r], gu[r])
-        else:
-            S.green_from, S.green_until = 0.0, INF
         return S
 
     def _store(self, S: Scene, rows: Any, moved: bool = True) -> None:
@@ -884,29 +761,25 @@ class KinematicWorld:
         (_, (s1, l1, h1), (s2, l2, h2)), (a, st), A = S.proj, S.last_ctl, self._arr
         sc = (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
               S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2)  # fmt: skip
+        body = (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay)
         if isinstance(rows, int):
             if moved:
-                self._body.reshape(-1)[: 3 * _N_MOVED] = (
-                    S.x + S.y + S.yaw + S.v + S.beta + S.vx + S.vy + S.ax + S.ay
-                )
+                self._body.reshape(-1)[: 3 * _N_MOVED] = [v for f in body for v in f]
                 A["frozen"][0] = S.frozen
-            self._sc[0] = sc
-            A["t"][0], A["lane_prev"][0], A["passing"][0] = S.t, S.lane_prev, S.passing
-            self._m[0] = [S.m[k] for k in METRIC_KEYS]
-            A["feat_prev"][0] = S.feat
-            return
-        r = slice(None) if rows is None else rows
-        if moved:
-            for i, f in enumerate((S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.frozen)):
-                arr = A["frozen"] if i == _N_MOVED else self._body[:, i]
-                for j in range(N_BODIES):
-                    arr[r, j] = f[j]
-        for i, v in enumerate(sc):
-            self._sc[r, i] = v
-        A["t"][r], A["lane_prev"][r], A["passing"][r] = S.t, S.lane_prev, S.passing
-        for i, k in enumerate(METRIC_KEYS):
-            self._m[r, i] = S.m[k]
-        A["feat_prev"][r] = S.feat
+            self._sc[0], self._m[0] = sc, [S.m[k] for k in METRIC_KEYS]
+        else:
+            rows = slice(None) if rows is None else rows
+            if moved:
+                for i, f in enumerate((*body, S.frozen)):
+                    arr = A["frozen"] if i == _N_MOVED else self._body[:, i]
+                    for j in range(N_BODIES):
+                        arr[rows, j] = f[j]
+            for i, v in enumerate(sc):
+                self._sc[rows, i] = v
+            for i, k in enumerate(METRIC_KEYS):
+                self._m[rows, i] = S.m[k]
+        A["t"][rows], A["lane_prev"][rows], A["passing"][rows] = S.t, S.lane_prev, S.passing
+        A["feat_prev"][rows] = S.feat
 
     def add_j_risk(self, risk: Any) -> None:
         """Add this step's risk (the env's: Phi or the TTC proxy) to each scene's J_risk."""
@@ -915,37 +788,29 @@ class KinematicWorld:
         else:
             self._m[:, 9] += risk
 
-    # ------------------------------------------------------------------ reset
-    def _reset_metrics(self, idx: np.ndarray) -> None:
-        self._m[idx] = _METRIC_START
+    def features(self) -> np.ndarray:
+        """Phi's six features of the current state, (N, 6) float32 (a copy)."""
+        return self._one.feat[None].copy() if self._one is not None else self.feat_prev.copy()
 
-    def reset(
-        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
-    ) -> None:
+    # ------------------------------------------------------------------ reset
+    def reset(self, idx: np.ndarray, rng: np.random.Generator,
+              scenario: np.ndarray | None = None) -> None:  # fmt: skip
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
         self._flush()
         idx = np.asarray(idx, dtype=np.int64)
         if scenario is None:
-            scenario = (
-                self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))]
-                if len(self.scenarios) > 1
-                else np.full(len(idx), self.scenarios[0])
-            )
+            scenario = (self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))]
+                        if len(self.scenarios) > 1 else np.full(len(idx), self.scenarios[0]))  # fmt: skip
         jit = rng.uniform(-1.0, 1.0, size=(len(idx), N_BODIES))
         for r, (i, sc) in enumerate(zip(idx, scenario)):
-            lay = LAYOUTS[int(sc)]
-            self.scn[i] = sc
-            self.kind[i] = KIND_NONE
+            self.scn[i], self.kind[i], self.scripted_speed[i] = sc, KIND_NONE, 0.0
             self.x[i], self.y[i], self.yaw[i], self.v[i], self.beta[i] = 0.0, 0.0, 0.0, 0.0, 0.0
             self.length[i], self.width[i] = 1.0, 1.0
             self.kind[i, 0], self.length[i, 0], self.width[i, 0] = KIND_CAR, 4.9, 2.0
-            self.scripted_speed[i] = 0.0
-            for j, a in enumerate(lay.actors, start=1):
+            for j, a in enumerate(LAYOUTS[int(sc)].actors, start=1):
                 off = a.jitter * jit[r, j]
-                self.kind[i, j] = a.kind
-                self.x[i, j] = a.x + np.cos(a.yaw) * off
-                self.y[i, j] = a.y + np.sin(a.yaw) * off
-                self.yaw[i, j] = a.yaw
+                self.kind[i, j], self.yaw[i, j] = a.kind, a.yaw
+                self.x[i, j], self.y[i, j] = a.x + np.cos(a.yaw) * off, a.y + np.sin(a.yaw) * off
                 self.length[i, j], self.width[i, j] = a.length, a.width
                 self.scripted_speed[i, j] = a.scripted_speed if a.role == "scripted" else 0.0
             for j in range(N_BODIES):
@@ -955,15 +820,13 @@ class KinematicWorld:
         self.spawn_x[idx], self.spawn_y[idx] = self.x[idx], self.y[idx]
         self.vx[idx], self.vy[idx], self.ax[idx], self.ay[idx] = 0.0, 0.0, 0.0, 0.0
         v0 = self.v[idx]
-        if (v0 != 0.0).any():  # ScenePilot-v2 scenes may start moving (realism "ego_speed")
+        if (v0 != 0.0).any():  # re-tuned scene 3 starts moving (realism "ego_speed")
             self.vx[idx] = np.where(v0 != 0.0, v0 * np.cos(self.yaw[idx]), 0.0)
             self.vy[idx] = np.where(v0 != 0.0, v0 * np.sin(self.yaw[idx]), 0.0)
-        self.frozen[idx] = False
-        self.t[idx] = 0
-        self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
-        self._reset_metrics(idx)
+        self.frozen[idx], self.t[idx], self.lane_prev[idx] = False, 0, 0
         self.last_ego_control[idx] = 0.0
-        self.lane_prev[idx] = 0
+        self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
+        self._m[idx] = _METRIC_START
         self._refresh(0 if self.fast_path else idx, measure=True)
 
     def _refresh(self, rows: Any, measure: bool = False) -> None:
@@ -975,21 +838,15 @@ class KinematicWorld:
         (_ONE["update_projection"] if one else update_projection)(S, True)
         if measure:
             sig, feat, *_ = (_ONE["measure"] if one else globals()["measure"])(S, self.feas)
-            S.sigma, S.feat = (
-                sig,
-                np.array(feat, np.float32) if one else np.stack(feat, 1).astype(np.float32),
-            )
+            S.sigma = sig
+            S.feat = np.array(feat, np.float32) if one else np.stack(feat, 1).astype(np.float32)
         self._store(S, rows, moved=False)
 
     def _update_ego_projection(self) -> None:
         """Recompute the route projections of every scene from the arrays (after editing them)."""
         self._refresh(0 if self.fast_path else None)
 
-    def features(self) -> np.ndarray:
-        """Phi's six features of the current state, (N, 6) float32 (a copy)."""
-        return self._one.feat[None].copy() if self._one is not None else self.feat_prev.copy()
-
-    # ------------------------------------------------------------------ observation
+    # ------------------------------------------------------------------ observations
     def observation(self) -> np.ndarray:
         """(N, 27): [x, y, yaw, cos, sin, vx, vy, ax, ay] for ego, adversary, other (zeros if absent)."""
         if self.fast_path:
@@ -1003,42 +860,29 @@ class KinematicWorld:
         cols = ego_observation_lanes(self._scene(None))
         return np.stack(np.broadcast_arrays(*cols), axis=1).astype(np.float32)
 
-    def ego_state4(self) -> np.ndarray:
-        """SafeBench's ego state: [lateral distance, -yaw error, speed, vehicle_front]."""
-        if self.fast_path:
-            return np.array([_ONE["ego_observation_lanes"](self._scene(0))[:4]])
-        return np.stack(ego_observation_lanes(self._scene(None))[:4], axis=1)
-
     # ------------------------------------------------------------------ step
     def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepOne:
         """Step a one-scene world and return Python scalars: the float path when :attr:`fast_path`,
         else row 0 of :meth:`step` (other physics backends, or ``fast = False``)."""
         if not self.fast_path:
             r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
-            e = r.extra
-            return StepOne(float(r.risk[0]), float(r.sigma_t[0]), float(r.sigma[0]),
-                           float(r.ttc[0]), bool(r.collision[0]), bool(r.adversary_collision[0]),
-                           bool(r.terminated[0]), bool(r.truncated[0]), r.phi_used,
-                           float(e["distance"][0]), float(e["completion"][0]),
-                           bool(e["off_road"][0]), None, self.feat_prev[0].copy(),
-                           self._scene(0))  # fmt: skip
+            e, f = r.extra, lambda a: a[0].item()  # noqa: E731
+            return StepOne(f(r.risk), f(r.sigma_t), f(r.sigma), f(r.ttc), f(r.collision),
+                           f(r.adversary_collision), f(r.terminated), f(r.truncated), r.phi_used,
+                           f(e["distance"]), f(e["completion"]), f(e["off_road"]), None,
+                           self.feat_prev[0].copy(), self._scene(0))  # fmt: skip
         S = self._scene(0)
         self._one = None  # a step that raises leaves the arrays as they were
-        (coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk) = _ONE["step_lanes"](
-            self, S, adv, ego_control, True
-        )
+        out = _ONE["step_lanes"](self, S, adv, ego_control, True)
+        coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk = out
         sigma_t, S.sigma, S.feat = S.sigma, sig, np.array(feat, dtype=np.float32)
         self._one = S
         obs = np.array(_ONE["observation_lanes"](S), dtype=np.float32)
-        return StepOne(risk, sigma_t, sig, ttc, coll, newly, term, trunc, False, dist, comp,
-                       off_road, obs, S.feat, S)  # fmt: skip
+        return StepOne(risk, sigma_t, sig, ttc, coll, newly, term, trunc, False, dist, comp, off_road,
+                       obs, S.feat, S)  # fmt: skip
 
-    def step(
-        self,
-        adv_action: np.ndarray,
-        ego_control: np.ndarray | None = None,
-        active: np.ndarray | None = None,
-    ) -> StepResult:
+    def step(self, adv_action: np.ndarray, ego_control: np.ndarray | None = None,
+             active: np.ndarray | None = None) -> StepResult:  # fmt: skip
         """Advance every scene by DT. ``adv_action`` (N, 1) or (N, 2) in [-1, 1].
 
         ``ego_control`` (N, 2) in [-1, 1] (scaled by 3 m/s^2 and 0.3 rad) when the planner is
@@ -1047,93 +891,42 @@ class KinematicWorld:
         (same results; set ``world.fast = False`` for the batched path).
         """
         if active is None and self.fast_path:
-            one = self.step_one(
-                np.asarray(adv_action, dtype=np.float64).reshape(-1).tolist(),
-                None
-                if ego_control is None
-                else np.asarray(ego_control, np.float64).reshape(-1).tolist(),
-            )
+            as_list = lambda a: np.asarray(a, dtype=np.float64).reshape(-1).tolist()  # noqa: E731
+            ego = None if ego_control is None else as_list(ego_control)
+            one = self.step_one(as_list(adv_action), ego)
             a1 = lambda v: np.array([v])  # noqa: E731
-            return StepResult(
-                risk=a1(one.risk), sigma_t=a1(one.sigma_t), sigma=a1(one.sigma), ttc=a1(one.ttc),
-                collision=a1(one.collision), adversary_collision=a1(one.adversary_collision),
-                terminated=a1(one.terminated), truncated=a1(one.truncated), phi_used=one.phi_used,
-                extra={"distance": a1(one.distance), "completion": a1(one.completion),
-                       "off_road": a1(one.off_road)},
-            )  # fmt: skip
+            return StepResult(a1(one.risk), a1(one.sigma_t), a1(one.sigma), a1(one.ttc), a1(one.collision),
+                              a1(one.adversary_collision), a1(one.terminated), a1(one.truncated), False,
+                              {"distance": a1(one.distance), "completion": a1(one.completion),
+                               "off_road": a1(one.off_road)})  # fmt: skip
         S = self._scene(None)
-        a = np.asarray(adv_action, dtype=np.float64)
         ego = None if ego_control is None else np.asarray(ego_control, np.float64).T
         on = True if active is None else np.asarray(active, bool)
-        (coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk) = step_lanes(
-            self, S, a.T, ego, on
-        )
+        out = step_lanes(self, S, np.asarray(adv_action, dtype=np.float64).T, ego, on)
+        coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk = out
         step_on = np.ones(self.n, bool) if on is True else on
         sigma_t = S.sigma.copy()
         S.sigma = np.where(step_on, sig, S.sigma)
         S.feat = np.where(step_on[:, None], np.stack(feat, axis=1).astype(np.float32), S.feat)
         self._store(S, None)
-        return StepResult(risk=np.where(step_on, risk, 0.0), sigma_t=sigma_t, sigma=sig, ttc=ttc,
-                          collision=coll, adversary_collision=newly, terminated=term,
-                          truncated=trunc, phi_used=False,
-                          extra={"distance": dist, "completion": comp, "off_road": off_road})  # fmt: skip
-
-    def move_external(self, S: Scene, acc: list, steer: list, moving: list) -> list:
-        """Physics of a backend (:meth:`_integrate` on the arrays) for the kernel's step."""
-        self._store(S, None)
-        acc, steer, moving = (
-            np.stack(np.broadcast_arrays(*a), axis=1) for a in (acc, steer, moving)
-        )
-        rates = self._integrate(acc, steer, moving)
-        (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay) = (
-            list(self._body[:, i].T.copy()) for i in range(_N_MOVED)
-        )
-        S.frozen = list(self._arr["frozen"].T.copy())
-        return list(rates.T)
-
-    def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
-        """Advance every body by DT under (acc, steer) (N, 3); returns the yaw rates. Backends with
-        their own physics (MetaDrive, CARLA) override this; the kinematic world uses :func:`move`."""
-        S = self._scene(None)
-        rates = move(S, list(acc.T), list(steer.T), list(moving.T))
-        self._store(S, None)
-        return np.stack(rates, axis=1)
-
-    def _set_speed(self, new_v: np.ndarray, moving: np.ndarray) -> None:
-        """Store speeds, the velocity vectors along yaw + beta and the finite-difference acceleration."""
-        nvx, nvy = new_v * np.cos(self.yaw + self.beta), new_v * np.sin(self.yaw + self.beta)
-        self.ax[...] = np.where(moving | self.frozen, (nvx - self.vx) / DT, 0.0)
-        self.ay[...] = np.where(moving | self.frozen, (nvy - self.vy) / DT, 0.0)
-        self.v[...], self.vx[...], self.vy[...] = new_v, nvx, nvy
+        return StepResult(np.where(step_on, risk, 0.0), sigma_t, sig, ttc, coll, newly, term, trunc, False,
+                          {"distance": dist, "completion": comp, "off_road": off_road})  # fmt: skip
 
     # ------------------------------------------------------------------ episode metrics
     def episode_metrics(self, i: int) -> dict[str, float]:
         """Per-episode figures of scene ``i`` (SafeBench / ScenePilot metric inputs)."""
-        m = self.metrics
-        steps = max(float(m["steps"][i]), 1.0)
+        m = {k: float(v[i]) for k, v in self.metrics.items()}
+        steps = max(m["steps"], 1.0)
         return {
-            "scenario": int(self.scn[i]),
-            "collision": float(m["collided"][i]),
-            "adversary_collision": float(m["adv_other"][i]),
-            "route_completion": float(m["completion"][i]),
-            "success": float(m["completion"][i] > 0.99 and not m["collided"][i]),
-            "out_of_road_length": float(m["off_road"][i]),
-            "distance_to_route": float(m["dist_route"][i] / steps),
-            "lane_invasions": float(m["lane_inv"][i]),
-            "run_red_light": 0.0,
-            "run_stop": 0.0,
-            "avg_acceleration": float(m["acc_sum"][i] / steps),
-            "avg_yaw_velocity": float(m["yaw_change"][i] / (steps * DT)),
-            "time": float(steps * DT),
-            "driven_distance": float(m["driven"][i]),
-            "J_risk": float(m["j_risk"][i]),
-            "J_sigma": float(m["j_sigma"][i]),
-            "feasible_ratio": float(m["feasible"][i] / steps),
-            "feasible_ratio_strict": float(m["feasible_strict"][i] / steps),
-            "min_sigma": float(m["min_sigma"][i]),
-            "steps": float(steps),
-            "min_ttc": float(min(m["min_ttc"][i], 1e4)),
-        }
+            "scenario": int(self.scn[i]), "collision": m["collided"], "adversary_collision": m["adv_other"],
+            "route_completion": m["completion"], "success": float(m["completion"] > 0.99 and not m["collided"]),
+            "out_of_road_length": m["off_road"], "distance_to_route": m["dist_route"] / steps,
+            "lane_invasions": m["lane_inv"], "run_red_light": 0.0, "run_stop": 0.0,
+            "avg_acceleration": m["acc_sum"] / steps, "avg_yaw_velocity": m["yaw_change"] / (steps * DT),
+            "time": steps * DT, "driven_distance": m["driven"], "J_risk": m["j_risk"], "J_sigma": m["j_sigma"],
+            "feasible_ratio": m["feasible"] / steps, "feasible_ratio_strict": m["feasible_strict"] / steps,
+            "min_sigma": m["min_sigma"], "steps": steps, "min_ttc": min(m["min_ttc"], 1e4),
+        }  # fmt: skip
 
 
 def _public(name: str) -> property:

@@ -93,8 +93,7 @@ def merge(kwargs: Mapping[str, Any], preset: str = "v0") -> dict[str, Any]:
         config.update(ROLE_EGO)
     unknown = sorted(set(kwargs) - set(config))
     if unknown:
-        raise TypeError(
-            f"{env_name({**config, **kwargs})}: unknown arguments {unknown}; known: {sorted(config)}"
-        )
+        who = env_name({**config, **kwargs})
+        raise TypeError(f"{who}: unknown arguments {unknown}; known: {sorted(config)}")
     config.update(kwargs)
     return config

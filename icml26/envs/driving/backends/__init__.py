@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from icml26.envs.driving.sim import DT, N_BODIES, KinematicWorld
+from icml26.envs.driving.sim import DT, N_BODIES, KinematicWorld, Scene
 
 
 class ExternalWorld(KinematicWorld):
@@ -39,6 +39,18 @@ class ExternalWorld(KinematicWorld):
         """Body ``j``'s (x, y, yaw, vx, vy), or None when the backend has no such body."""
         raise NotImplementedError
 
+    def physics(self, S: Scene, acc: list, steer: list, moving: list) -> list:
+        """The kernel's step moves the bodies here: the arrays go to the backend and come back."""
+        self._store(S, None)
+        acc, steer, moving = (
+            np.stack(np.broadcast_arrays(*a), axis=1) for a in (acc, steer, moving)
+        )
+        rates = self._integrate(acc, steer, moving)
+        fresh = self._scene(None)
+        for k in ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay", "frozen"):
+            setattr(S, k, [a.copy() for a in getattr(fresh, k)])
+        return list(rates.T)
+
     def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
         yaw0 = self.yaw.copy()
         self._drive(acc, steer, moving)
@@ -52,5 +64,10 @@ class ExternalWorld(KinematicWorld):
             new_v[0, j] = speed = float(np.hypot(vx, vy))
             beta = (np.arctan2(vy, vx) - self.yaw[0, j] + np.pi) % (2 * np.pi) - np.pi
             self.beta[0, j] = beta if speed > 0.05 else 0.0
-        self._set_speed(new_v, moving | (new_v > 0))
+        # speeds, velocities along yaw + beta and the finite-difference acceleration
+        keep = moving | (new_v > 0)
+        nvx, nvy = new_v * np.cos(self.yaw + self.beta), new_v * np.sin(self.yaw + self.beta)
+        self.ax[...] = np.where(keep | self.frozen, (nvx - self.vx) / DT, 0.0)
+        self.ay[...] = np.where(keep | self.frozen, (nvy - self.vy) / DT, 0.0)
+        self.v[...], self.vx[...], self.vy[...] = new_v, nvx, nvy
         return ((self.yaw - yaw0 + np.pi) % (2 * np.pi) - np.pi) / DT
