@@ -29,15 +29,12 @@ shows a progress bar. Presets: ``"full"`` (v1 data: one long run per pool, frame
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from icml26.envs.boltzmann.datasets import BoltzmannDataset, cached_arrays, progress_bar
 from icml26.protocol import derive_seed
-
-if TYPE_CHECKING:
-    from icml26.envs.boltzmann.alanine import AlanineDipeptide
 
 __all__ = [
     "MDPreset",
@@ -47,6 +44,18 @@ __all__ = [
     "integrated_autocorrelation_time",
     "pool_diagnostics",
 ]
+
+
+class AlanineTarget(Protocol):
+    """What the pools read of an :class:`~icml26.envs.boltzmann.alanine.AlanineDipeptide` target
+    (a structural type: ``alanine`` imports this module, so this one does not import it back)."""
+
+    name: str
+    solvent: str  # "vacuum" or "obc1"
+    data_preset: str  # a key of PRESETS
+    temperature: float  # K: the temperature the frames are labelled at
+    bias_temperature: float  # K: the biased pools' MD temperature
+    kt: float  # kJ/mol at ``temperature``
 
 
 @dataclass(frozen=True)
@@ -240,7 +249,7 @@ def _observables(x: np.ndarray, energy: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _independent_runs(
-    target: AlanineDipeptide,
+    target: AlanineTarget,
     temps: tuple[float, ...],
     preset: MDPreset,
     n_runs: int,
@@ -326,7 +335,7 @@ def pool_diagnostics(pool: BoltzmannDataset) -> dict[str, Any]:
 
 
 def alanine_pool(
-    target: AlanineDipeptide, kind: str, split: str, progress: bool = True
+    target: AlanineTarget, kind: str, split: str, progress: bool = True
 ) -> BoltzmannDataset:
     """The cached MD pool ``kind`` / ``split`` of ``target`` (generated on first use)."""
     preset = PRESETS[target.data_preset]
@@ -386,7 +395,7 @@ def alanine_pool(
 
 
 def _v2_pool(
-    target: AlanineDipeptide,
+    target: AlanineTarget,
     kind: str,
     split: str,
     params: dict[str, Any],
