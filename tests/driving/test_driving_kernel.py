@@ -9,10 +9,12 @@ discrete outcomes.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
-from icml26.envs.driving import feasibility, sim
+from icml26.envs.driving import feasibility, lanes, sim
 from icml26.envs.driving.feasibility import FeasibilityParams
 from icml26.envs.driving.sim import KinematicWorld
 
@@ -27,11 +29,45 @@ SIGMAS = {
 }
 
 
-def test_the_float_path_runs_the_same_code_objects() -> None:
-    for name in ("step_lanes", "plan_ego", "move", "measure", "project", "boxes_overlap"):
-        assert sim._ONE[name].__code__ is getattr(sim, name).__code__
-        assert sim._ONE[name] is not getattr(sim, name)
-    assert feasibility.sigma_lanes_one.__code__ is feasibility.sigma_lanes.__code__
+LANE_OPS = ("where", "fmin", "fmax", "clip", "any_", "all_", "not_")
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global names a code object and the code nested in it read."""
+    nested = (_names(c) for c in code.co_consts if isinstance(c, types.CodeType))
+    return set(code.co_names).union(*nested)
+
+
+def test_the_float_path_is_compiled_from_the_same_source() -> None:
+    pairs = [(sim._ONE[k], getattr(sim, k)) for k in ("step_lanes", "plan_ego", "move", "measure",
+                                                       "project", "boxes_overlap")]  # fmt: skip
+    pairs.append((feasibility.sigma_lanes_one, feasibility.sigma_lanes))
+    for twin, f in pairs:
+        assert twin is not f and twin.__code__ is not f.__code__
+        assert twin.__code__.co_filename == f.__code__.co_filename
+        assert twin.__code__.co_firstlineno == f.__code__.co_firstlineno  # tracebacks: the source
+        assert not set(LANE_OPS) & _names(twin.__code__)  # written out, no calls
+        assert set(LANE_OPS) & _names(f.__code__)  # the NumPy binding calls them
+
+
+where, fmin, fmax, clip, any_, all_, not_ = lanes.numpy_ops(" ".join(LANE_OPS))
+
+
+def _kernel(a, b, c, x):  # type: ignore[no-untyped-def]
+    s = where(c, a, b) + fmin(a * 2.0, b) + fmax(a, b - 1.0) + clip(x + 1.0, -a, b)
+    t = [fmin(a * k, b) for k in (1.0, 2.0)]  # stays a call inside a comprehension
+    return s + t[0] + t[1], not_(c), any_(c) and all_(c)
+
+
+def test_inlined_lane_operations_keep_their_values() -> None:
+    called = types.FunctionType(_kernel.__code__, {**globals(), **lanes.SCALAR_OPS})
+    twin = lanes.scalar_twins([_kernel], globals())["_kernel"]
+    assert "where" not in _names(twin.__code__) and "fmin" in _names(twin.__code__)
+    for a, b, x in np.random.default_rng(0).normal(size=(200, 3)) * 3:
+        for c in (True, False):
+            args = (float(a), float(b), c, float(x))
+            assert twin(*args) == called(*args)
+            assert np.allclose(_kernel(*args)[0], twin(*args)[0], rtol=0, atol=1e-12)
 
 
 def _random_scenes(n: int, rng: np.random.Generator, planner: str, feas: str) -> KinematicWorld:

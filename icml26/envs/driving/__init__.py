@@ -67,9 +67,9 @@ actor), the risk predictor (``phi_model``), ``randomize`` / ``traffic_lights``
 bookkeeping in ``info``). The kernel (:mod:`~icml26.envs.driving.sim`: physics, planners,
 sigma, metrics) and the reward bookkeeping are written once over *lanes*
 (:mod:`~icml26.envs.driving.lanes`): the vector env runs them on NumPy arrays, the single env on
-Python floats (the same code objects, about 10x faster at N = 1), with the same results to
-1e-12 (``tests/driving/test_driving_kernel.py``). Each version's diff and the measured reason
-for it: ``## Version History`` of :class:`~icml26.envs.driving.env.ScenePilotEnv` below.
+Python floats (compiled again from the same source, no NumPy call per number), with the same
+results to 1e-12 (``tests/driving/test_driving_kernel.py``). Each version's diff and the measured
+reason for it: ``## Version History`` of :class:`~icml26.envs.driving.env.ScenePilotEnv` below.
 
 Worked example -- ScenePilot-v2 with another reward. A reward is a lane function of the step
 (``risk``, the previous ``risk``, ``collision``, ``avoidable`` = a collision in the boundary
@@ -108,52 +108,34 @@ and ``icml26/ScenePilotAV-v3``.
 
 ## Native vector env and backends
 
-``gym.make_vec("icml26/ScenePilot-v2", num_envs=N)`` returns ``ScenePilotVectorEnv``: all N
-scenes (mixed scenarios) advance in one batched NumPy call; autoreset ``NEXT_STEP`` (or
-``autoreset_mode="SameStep"``: ``final_obs``, ``episode_metrics`` and their masks in ``info``);
-Phi is shared by the N scenes. ``backend="metadrive"`` (``pip install
-metadrive-simulator==0.4.3``) moves every body with MetaDrive's Bullet physics (one headless
-engine, asset download disabled; controls mapped like ScenePilot's ``convert_actions``; layout,
-collisions, sigma and metrics shared); ``backend="carla"`` (``pip install carla``) connects to
-``backend_kwargs={"host", "port", "timeout"}`` or ``CARLA_HOST``/``CARLA_PORT`` and fails
-within the timeout with a ``ConnectionError`` that says how to start a server.
-``render_mode="rgb_array"`` draws a 480x480 top-down view for every backend.
-
-## Performance
-
-``perf/driving.py`` (one process, interleaved rounds, CPU-time rates, every row single-threaded)
-times every version with its default arguments and with ``phi="ttc"`` against MetaDrive 0.4.3
-physics: single env, native vector env N = 1024, and the first 3,000 steps of a fresh default
-env (Phi learning): see the table in the README.
+``gym.make_vec("icml26/ScenePilot-v2", num_envs=N)``: :class:`ScenePilotVectorEnv` (below).
+``backend="metadrive"`` (``pip install metadrive-simulator==0.4.3``) moves every body with
+MetaDrive's Bullet physics (one headless engine, asset download disabled; controls mapped like
+ScenePilot's ``convert_actions``; layout, collisions, sigma and metrics shared);
+``backend="carla"`` (``pip install carla``) connects to ``backend_kwargs={"host", "port",
+"timeout"}`` or ``CARLA_HOST``/``CARLA_PORT`` and fails within the timeout with a
+``ConnectionError`` that says how to start a server. ``render_mode="rgb_array"`` draws a 480x480
+top-down view for every backend. ``perf/driving.py`` times every version (default arguments and
+``phi="ttc"``; single env, vector env N = 1024, cold start) against MetaDrive 0.4.3's physics.
 
 ## Tasks and results
 
-``driving/attack-idm``, ``driving/attack-cautious`` (``-long``: 8x the steps), ``driving/attack-v2-human``
-(the agent is the adversary; collision rate, feasible ratio, J_risk, J_sigma, SafeBench's attack
-score, the ego's driving score) and ``driving/defense-idm`` (ego crash rate and driving score
-before/after fine-tuning against a ScenePilot adversary). Results:
-[docs/results/driving.md](../results/driving.md).
+The attack tasks score the adversary (collision rate, feasible ratio, J_risk, J_sigma, SafeBench's
+attack score, the ego's driving score), ``driving/defense-idm`` the fine-tuned ego (crash rate,
+driving score); results: [docs/results/driving.md](../results/driving.md).
 """
 
 from __future__ import annotations
 
 from icml26._lazy import lazy_exports
 
-_LAZY = {
-    "ScenePilotEnv": "icml26.envs.driving.env",
-    "ScenePilotAVEnv": "icml26.envs.driving.env",
-    "ScenePilotVectorEnv": "icml26.envs.driving.env",
-    "driving_score": "icml26.envs.driving.env",
-    "attack_score": "icml26.envs.driving.env",
-    "DEFAULTS": "icml26.envs.driving.versions",
-    "VERSIONS": "icml26.envs.driving.versions",
-    "FeasibilityParams": "icml26.envs.driving.feasibility",
-    "sigma_reference": "icml26.envs.driving.feasibility",
-    "RiskPredictor": "icml26.envs.driving.risk",
-    "HorizonPhiLearner": "icml26.envs.driving.risk",
-    "LAYOUTS": "icml26.envs.driving.scenarios",
-    "SCENES": "icml26.envs.driving.scenarios",
-    "scripted_adversary_action": "icml26.envs.driving.scenarios",
+_EXPORTS = {  # module: the names it lends this package
+    "env": "ScenePilotEnv ScenePilotAVEnv ScenePilotVectorEnv driving_score attack_score",
+    "versions": "DEFAULTS VERSIONS",
+    "feasibility": "FeasibilityParams sigma_reference",
+    "risk": "RiskPredictor HorizonPhiLearner",
+    "scenarios": "LAYOUTS SCENES scripted_adversary_action",
 }
+_LAZY = {name: m for m, names in _EXPORTS.items() for name in names.split()}
 
 __getattr__, __all__ = lazy_exports(__name__, _LAZY)

@@ -1,10 +1,6 @@
-"""ScenePilot: one engine for every version and both roles, as a single env and a native vector env.
-
-:class:`ScenePilotEnv` serves every ScenePilot id (``ScenePilot-vN``: the agent drives the
-adversary; ``ScenePilotAV-vN``: the agent drives the ego), each a configuration of
-:mod:`.versions`. :class:`ScenePilotVectorEnv` steps N scenes of the same configuration in one
-batched call. Both run the same kernel (:mod:`.sim`), reward bookkeeping (:mod:`.rewards`) and
-risk predictor (:mod:`.risk`); the single env on their float binding.
+"""ScenePilot: one engine for every id (a configuration of :mod:`.versions`), as a single env
+(:class:`ScenePilotEnv`, both roles) and a native vector env (:class:`ScenePilotVectorEnv`), over
+one kernel (:mod:`.sim`), reward bookkeeping (:mod:`.rewards`) and risk predictor (:mod:`.risk`).
 """
 
 from __future__ import annotations
@@ -127,12 +123,9 @@ class _PolicyCaller:
             r(seed)
 
 
-def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
-    """The action as a list of floats in [-1, 1] (clipped by 1e-6), or a clear error."""
-    if type(action) is np.ndarray and action.shape == space.shape and action.dtype.kind == "f":
-        vals = action.tolist()  # fast path: a float array of the right shape
-        if all(-1.000001 <= v <= 1.000001 for v in vals):  # False for NaN
-            return [-1.0 if v < -1.0 else (1.0 if v > 1.0 else v) for v in vals]
+def _check_action(action: Any, space: spaces.Box, who: str) -> np.ndarray:
+    """The action(s) as floats of the space's shape in [-1, 1] (clipped by 1e-6), or a clear
+    error (the env's state untouched)."""
     try:
         a = np.asarray(action, dtype=np.float64)
     except (TypeError, ValueError):
@@ -140,11 +133,19 @@ def _check_action(action: Any, space: spaces.Box, who: str) -> list[float]:
     if a.shape != space.shape:
         raise ValueError(f"{who}: expected an action of shape {space.shape} in {space}, "
                          f"got shape {a.shape}")  # fmt: skip
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{who}: action must be finite, got {a.tolist()}")
-    if np.any(a < space.low - 1e-6) or np.any(a > space.high + 1e-6):
-        raise ValueError(f"{who}: action must lie in [-1, 1], got {a.tolist()}")
-    return np.clip(a, space.low, space.high).tolist()
+    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
+        what = a.tolist() if a.size <= 4 else f"{a.size} values"
+        raise ValueError(f"{who}: actions must be finite and in [-1, 1], got {what}")
+    return np.clip(a, -1.0, 1.0)
+
+
+def _action_list(action: Any, space: spaces.Box, who: str) -> list[float]:
+    """:func:`_check_action` as a list, without NumPy for a float array of the right shape."""
+    if type(action) is np.ndarray and action.shape == space.shape and action.dtype.kind == "f":
+        vals = action.tolist()
+        if all(-1.000001 <= v <= 1.000001 for v in vals):  # False for NaN
+            return [-1.0 if v < -1.0 else (1.0 if v > 1.0 else v) for v in vals]
+    return _check_action(action, space, who).tolist()
 
 
 def _means(episodes: Sequence[Mapping[str, float]], keys: str, who: str) -> list[float]:
@@ -310,11 +311,8 @@ class _Common:
         self.feasibility_threshold, self.action_mode, self.scenarios = E.k, c["action"], E.scenarios
         self.reward_mode, self.sigma_mode, self.collision_bonus = c["reward"], c["sigma"], E.bonus
         self.render_mode = c["render_mode"]
-        return c
-
-    def _phi_attrs(self) -> None:
-        E = self.engine
         self.phi, self.phi_learner = E.predictor, E.learner if E.phi_model == "horizon" else None
+        return c
 
     def set_feasibility_threshold(self, k: float) -> None:
         """Move k (the band's collision gate, ``cost`` and feasible_ratio threshold) in a run."""
@@ -477,7 +475,6 @@ class ScenePilotEnv(_Common, gym.Env):
             self.world = E.make_world(ego if isinstance(ego, str) else "external")
             self.action_space = _box(1 if c["action"] == "speed" else 2)
             self.observation_space = _obs_space()
-        self._phi_attrs()
         self._running = False  # between reset() and the end of an episode
 
     def scenario_params(self) -> dict[str, float]:
@@ -517,7 +514,7 @@ class ScenePilotEnv(_Common, gym.Env):
         if not self._running:
             raise RuntimeError(f"{self._name}: call reset() before step() (the episode has "
                                "ended or not begun)")  # fmt: skip
-        a = _check_action(action, self.action_space, self._name)
+        a = _action_list(action, self.action_space, self._name)
         if self.ego_role:
             adv, ego = self._adversary_action().tolist(), a
         else:
@@ -658,7 +655,6 @@ class ScenePilotVectorEnv(_Common, VectorEnv):
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self._autoreset = np.zeros(0, dtype=bool)
         self.world = E.make_world(c["ego"])
-        self._phi_attrs()
         self.single_action_space = _box(1 if c["action"] == "speed" else 2)
         self.single_observation_space = _obs_space()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -688,23 +684,10 @@ class ScenePilotVectorEnv(_Common, VectorEnv):
         if self._autoreset.size == self.num_envs:
             self._autoreset[idx] = False
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        """``actions`` as a float array of the action space's shape, finite, clipped to [-1, 1]."""
-        space, name = self.action_space, self._label
-        try:
-            a = np.asarray(actions, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name}: expected actions in {space}, got {actions!r}") from None
-        if a.shape != space.shape:
-            raise ValueError(f"{name}: expected actions of shape {space.shape}, got {a.shape}")
-        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > 1.0 + 1e-6):
-            raise ValueError(f"{name}: actions must be finite and in [-1, 1]")
-        if self._autoreset.size != self.num_envs:
-            raise RuntimeError(f"{name}: call reset() before step()")
-        return np.clip(a, -1.0, 1.0)
-
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        a = self._check_actions(actions)
+        a = _check_action(actions, self.action_space, self._label)
+        if self._autoreset.size != self.num_envs:
+            raise RuntimeError(f"{self._label}: call reset() before step()")
         E, w, L = self.engine, self.world, self.engine.learner
         resetting, on = self._autoreset, True
         if resetting.any():  # NEXT_STEP: the scenes that ended last step start afresh, unstepped

@@ -9,12 +9,9 @@ its quirks, e.g. a vehicle that overlaps the ego laterally always keeps ``need_y
 sigma <= 0 in the same lane); :func:`sigma_lanes` is the simulator's version (one definition
 for one scene and for N, :mod:`.lanes`), checked against the reference in the tests.
 
-``mode="rss"`` swaps the code's safe distances for the full RSS distances of Shalev-Shwartz et
-al. (2017) with response time ``rho``. ``combine="min"`` is RSS's rule that a situation is
-dangerous only when both axes are unsafe (ScenePilot-v1). ``crossing="conflict"``
-(ScenePilot-v2) scores cars on crossing routes by RSS's rule for routes of different geometry
-(:func:`conflict_slack`): how long the ego can still wait before no brake or throttle escape
-from the conflict region remains.
+``mode="rss"``, ``combine="min"`` and ``crossing="conflict"`` (:class:`FeasibilityParams`) are
+v1's and v2's rules: RSS's safe distances (Shalev-Shwartz et al. 2017), unsafe only when both
+axes are, and escape slack on crossing routes (:func:`conflict_slack`).
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ import numpy as np
 
 from icml26.envs.driving.lanes import numpy_ops, scalar_twins
 
-where, fmin, fmax, clip, any_, all_, sqrt, cos, sin = numpy_ops(
-    "where fmin fmax clip any_ all_ sqrt cos sin"
+where, fmin, fmax, clip, any_, all_, sqrt, cos, sin, hypot, isfinite = numpy_ops(
+    "where fmin fmax clip any_ all_ sqrt cos sin hypot isfinite"
 )
 
 __all__ = ["FeasibilityParams", "BodyState", "sigma_reference", "sigma_lanes", "sigma_batch",
@@ -174,9 +171,6 @@ def is_crossing(dyaw: float, p: FeasibilityParams) -> bool:
     """True when two headings ``dyaw`` apart are crossing routes (neither same nor opposite)."""
     a = abs(dyaw)
     return math.radians(p.same_dir_deg) < a < math.pi - math.radians(p.same_dir_deg)
-
-
-# ------------------------------------------------------------------------ crossing routes (lanes)
 
 
 def _arrival(d: Any, v: Any, a: Any) -> Any:
@@ -333,8 +327,6 @@ def sigma_lanes(ego: tuple[Any, ...], npc: tuple[Any, ...], p: FeasibilityParams
     return sigma if cross is None or not any_(cross) else where(cross, conflict, sigma)
 
 
-# ------------------------------------------------------------------------ the two bindings
-
 _ONE = scalar_twins([rss_longitudinal_same, rss_lateral, _arrival, conflict_slack_lanes,
                      _safe_distances_lanes, sigma_lanes], globals())  # fmt: skip
 sigma_lanes_one = _ONE["sigma_lanes"]
@@ -470,26 +462,32 @@ def sigma_reference(  # the release's function, line by line
 # ------------------------------------------------------------------------ TTC risk
 
 
-def ttc_batch(
-    ego_xy: np.ndarray,
-    ego_v: np.ndarray,
-    npc_xy: np.ndarray,
-    npc_v: np.ndarray,
-    present: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Centre-to-centre distance, closing speed and TTC as ``_get_adv_reward`` computes them.
-
-    All inputs (N, 2) except ``present`` (N,). Returns (dist, closing >= 0, ttc; inf when not closing).
-    """
-    rel = npc_xy - ego_xy
-    vrel = npc_v - ego_v
-    dist = np.maximum(np.hypot(rel[:, 0], rel[:, 1]), 1e-3)
-    closing = np.maximum(0.0, -(rel[:, 0] * vrel[:, 0] + rel[:, 1] * vrel[:, 1]) / dist)
-    with np.errstate(divide="ignore"):
-        ttc = np.where((closing > 0) & present, dist / np.where(closing > 0, closing, 1.0), np.inf)
-    return dist, closing, ttc
+def ttc_lanes(rx: Any, ry: Any, rvx: Any, rvy: Any, present: Any) -> tuple[Any, Any, Any, Any]:
+    """Centre-to-centre distance, closing speed (>= 0), TTC (inf when not closing) and the
+    position-velocity dot product of an NPC at (``rx``, ``ry``) moving at (``rvx``, ``rvy``)
+    relative to the ego, as ``_get_adv_reward`` computes them (lanes)."""
+    dist = fmax(hypot(rx, ry), 1e-3)
+    dot = rx * rvx + ry * rvy
+    closing = fmax(0.0, -dot / dist)
+    ttc = where((closing > 0) & present, dist / where(closing > 0, closing, 1.0), math.inf)
+    return dist, closing, ttc, dot
 
 
-def ttc_risk_batch(ttc: np.ndarray, w_ttc: float = 2.0, horizon: float = 2.5) -> np.ndarray:
-    """The pre-Phi risk reward ``w_ttc / (1 + TTC / horizon)`` (0 when not closing); rlconfig adv_reward."""
-    return np.where(np.isfinite(ttc), w_ttc / (1.0 + ttc / horizon), 0.0)
+def ttc_risk(ttc: Any, w_ttc: float = 2.0, horizon: float = 2.5) -> Any:
+    """The pre-Phi risk reward ``w_ttc / (1 + TTC / horizon)`` (0 when not closing); rlconfig
+    ``adv_reward`` (lanes)."""
+    return where(isfinite(ttc), w_ttc / (1.0 + ttc / horizon), 0.0)
+
+
+_TTC_ONE = scalar_twins([ttc_lanes, ttc_risk], globals())
+ttc_lanes_one, ttc_risk_one = _TTC_ONE["ttc_lanes"], _TTC_ONE["ttc_risk"]
+
+
+def ttc_batch(ego_xy: np.ndarray, ego_v: np.ndarray, npc_xy: np.ndarray, npc_v: np.ndarray,
+              present: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(dist, closing, ttc) of :func:`ttc_lanes` for inputs (N, 2) (``present`` (N,))."""
+    rel, vrel = npc_xy - ego_xy, npc_v - ego_v
+    return ttc_lanes(rel[:, 0], rel[:, 1], vrel[:, 0], vrel[:, 1], present)[:3]
+
+
+ttc_risk_batch = ttc_risk  # for arrays (N,)

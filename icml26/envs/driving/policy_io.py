@@ -1,8 +1,5 @@
-"""Load a saved ScenePilot adversary (``ScenePilotAgent.save``) as a NumPy policy, without torch.
-
-Used by ``ScenePilotAV-v0(adversary="path/to/policy.npz")``; the file holds the actor's weights
-(two ReLU layers, a tanh mean head) and the observation scale.
-"""
+"""A saved ScenePilot adversary (``ScenePilotAgent.save``: two ReLU layers, a tanh mean head, the
+observation scale) as a NumPy policy, for ``ScenePilotAV-vN(adversary="policy.npz")``."""
 
 from __future__ import annotations
 

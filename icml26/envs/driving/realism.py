@@ -5,19 +5,13 @@ Both are off in a plain :class:`~icml26.envs.driving.sim.KinematicWorld` (v0) an
 
 Randomized per episode, from the reset's generator (uniform; ranges in
 :data:`~icml26.envs.driving.scenarios.RANGES`, or ``world.ranges`` for other scene sets):
-
-* ``shift``: every non-ego actor moved along the ego's start heading (x) by ``shift_bias`` +
-  U[-shift, shift] m (bias 0 in every scenario here)
-  (scenarios 1 and 3: the walker with its blocker, the lead car with its neighbour);
-* ``adv``: the adversary moved along its own heading by ``adv_bias`` + U[-adv, adv] m (its spawn
-  distance to the conflict point), on top of v0's +-1 m jitter (scenario 2: the cyclist starts
-  0-24 m further upstream);
-* ``other``: the third body moved along its heading by U[-other, other] m;
-* ``other_speed``: the scripted third body's target speed times U[1 - r, 1 + r];
-* the scripted (SafeBench) adversary's trigger distance times U[0.3, 1.2] (late triggers included)
-  and its target speed times U[0.8, 1.2]
-  (used by the scripted adversaries of :mod:`.scenarios`);
-* traffic-light timing (:data:`LIGHTS`).
+``shift``, every non-ego actor moved along the ego's start heading by ``shift_bias`` +
+U[-shift, shift] m (scenarios 1 and 3: the walker with its blocker, the lead car with its
+neighbour); ``adv``, the adversary moved along its heading by ``adv_bias`` + U[-adv, adv] m, on
+top of v0's +-1 m jitter (scenario 2: the cyclist starts 0-24 m further upstream); ``other``, the
+third body moved along its heading by U[-other, other] m; ``other_speed``, its scripted speed
+times U[1 - r, 1 + r]; the scripted adversary's trigger distance times U[0.3, 1.2] and its speed
+times U[0.8, 1.2] (:mod:`.scenarios`); the traffic-light timing (:data:`LIGHTS`).
 
 Traffic lights (SafeBench's red-light scenarios 5 and 7): the ego's signal is green on
 ``[green_from, green_until)``, amber for 3 s after it, red otherwise. Scenario 5 starts green and

@@ -10,10 +10,8 @@ A reward (``reward=``) is a lane function of the step (:mod:`.lanes`) registered
   an avoidable collision is worth more than any episode without one and a collision the ego
   could not have avoided earns nothing extra: the optimum is a boundary-band collision.
 
-``min_sigma_pre_t`` is the minimum sigma from the reset up to ``RESPONSE_STEPS`` steps (1 s,
-RSS's ego response time) before t. The same pass counts red-light violations (the ego's front
-crossing the junction's edge on red). :class:`Band` holds this state; :func:`band_step` is one
-definition for both paths.
+``min_sigma_pre_t``: the minimum sigma from the reset up to ``RESPONSE_STEPS`` steps (1 s, RSS's
+response time) before t. :class:`Band` holds it and the red-light count; :func:`band_step`.
 """
 
 from __future__ import annotations

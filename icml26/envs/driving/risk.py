@@ -15,10 +15,9 @@ per step by every scene). The predictor is *ready* (and its risk replaces the TT
   loads it into both networks); :meth:`RiskPredictor.freeze` does the same in-run;
 * when a trained predictor is loaded for inference.
 
-The convergence test alone is slow to pass: the TD targets are ``~gamma V_target(s')`` and the
-target network moves by tau = 1% every 100 updates, so V_target in safe states decays by a factor
-of about ``1 - tau (1 - gamma) = 0.9995`` per 100 updates, and the BCE cannot fall below the
-entropy of its soft targets before that decay is done (10^5-10^6 updates).
+The convergence test alone is slow to pass: V_target in safe states decays by about ``1 - tau
+(1 - gamma) = 0.9995`` per 100 updates (the target moves by tau = 1% every 100), and the BCE
+cannot fall below its soft targets' entropy before that decay is done (10^5-10^6 updates).
 
 Inference and training run in NumPy (float32, torch's Linear/BCE/Adam arithmetic written out:
 an env never imports torch, which alone takes over a second); ``_torch`` gives torch modules and
@@ -131,7 +130,6 @@ class RiskPredictor:
         self._losses: collections.deque[float] = collections.deque(maxlen=self.window)
         self._loss_sum = 0.0  # running sum of _losses
 
-    # ------------------------------------------------------------------ parameters
     # the online and target networks' [W1, b1, W2, b2, W3, b3] (assigning a list copies it in)
     _online = property(lambda s: s._on.views, lambda s, a: setattr(s, "_on", _Net(a)))
     _target = property(lambda s: s._tg.views, lambda s, a: setattr(s, "_tg", _Net(a)))
@@ -164,7 +162,6 @@ class RiskPredictor:
                                 "exp_avg_sq": torch.from_numpy(vi)}  # fmt: skip
         return {"torch": torch, "online": online, "target": target, "opt": opt}
 
-    # ------------------------------------------------------------------ inference
     @property
     def ready(self) -> bool:
         """True once trained (converged) or loaded for inference: its risk replaces the TTC fallback."""
@@ -210,7 +207,6 @@ class RiskPredictor:
                 self.update(before[None], after[None], np.float32([r_td]), np.float32([terminated]))
         return risk, used
 
-    # ------------------------------------------------------------------ training
     def _step(self, x: np.ndarray, tgt: np.ndarray, weight: np.ndarray | None) -> float:
         """One Adam step on the (weighted) BCE of the online network's output against ``tgt``, as
         torch computes it (Linear, Sigmoid, binary_cross_entropy with mean reduction, Adam)."""
@@ -226,7 +222,7 @@ class RiskPredictor:
         dz = (dp if weight is None else weight * dp) * ((1.0 - p) * p)
         g3 = dz[:, None]
         grad, (g_w1, g_b1, g_w2, g_b2, g_w3, g_b3), d2, d1, tmp = self._workspace(n)
-        np.matmul(g3, w3, out=d2)
+        np.multiply(g3, w3, out=d2)  # an outer product (K = 1): the same products as a matmul
         d2 *= h2 > 0
         np.matmul(d2, w2, out=d1)
         d1 *= h1 > 0
@@ -333,7 +329,6 @@ class RiskPredictor:
         self.frozen_at = self.n_updates
         self.converged = True
 
-    # ------------------------------------------------------------------ persistence
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_ws"}  # buffers of views: rebuilt
 
@@ -382,9 +377,8 @@ class HorizonPhiLearner:
     states. Labelled states go to a replay buffer; every ``samples_per_update`` new labels one
     Adam step (BCE, minibatch ``batch_size``) trains the predictor's online network, starting at
     the first collision (as the release's Phi). The predictor is *ready* after ``min_updates``
-    steps (before that the env's risk is the TTC proxy) and is frozen after ``max_updates`` (the
-    release's ``train_avsafe_steps``). One learner serves all N scenes of a vector env: its cost
-    per env step is one Adam step per ``samples_per_update`` steps, whatever N.
+    steps (the env's risk is the TTC proxy before) and frozen after ``max_updates`` (the release's
+    ``train_avsafe_steps``). One learner serves all N scenes of a vector env.
 
     Args:
         n: number of scenes; predictor: the network (a :class:`RiskPredictor` with ``k_inv_d = 0``,
@@ -464,11 +458,6 @@ class HorizonPhiLearner:
         """Record ``feats`` (N, 6), the states before this step, and this step's outcome per scene."""
         if not self.learning:
             return
-        if self.n == 1:
-            if active[0]:
-                feat = np.asarray(feats[0], np.float32)
-                self._observe_one(feat, bool(collided[0]), bool(ended[0]))
-            return
         rows = np.flatnonzero(active)
         pos = (self._start[rows] + self._count[rows]) % self.h
         self._buf[rows, pos] = feats[rows]
@@ -493,8 +482,12 @@ class HorizonPhiLearner:
         m, cap = len(x), len(self._X)
         if m == 1:
             self._X[self._pos], self._Y[self._pos] = x[0], label
-        else:
-            k = (self._pos + np.arange(m)) % cap
+        else:  # a slice unless the ring wraps
+            k = (
+                slice(self._pos, self._pos + m)
+                if self._pos + m <= cap
+                else (self._pos + np.arange(m)) % cap
+            )
             self._X[k], self._Y[k] = x, label
         self._pos = int((self._pos + m) % cap)
         self._size = min(self._size + m, cap)

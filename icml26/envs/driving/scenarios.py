@@ -197,7 +197,6 @@ def _build() -> dict[int, ScenarioLayout]:
 
 
 LAYOUTS: dict[int, ScenarioLayout] = _build()
-SCENARIO_NAMES = {i: lay.name for i, lay in LAYOUTS.items()}
 
 
 def _tables() -> dict[str, np.ndarray]:

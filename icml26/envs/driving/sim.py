@@ -1,26 +1,31 @@
 """The ``kinematic`` backend: ScenePilot scenes on the kinematic bicycle model, one scene or N at once.
 
-Bodies follow highway-env's kinematic bicycle model (``x' = v cos(psi + beta)``,
-``y' = v sin(psi + beta)``, ``psi' = v sin(beta) / (L / 2)``, ``beta = atan(tan(delta) / 2)``,
-``v' = a``); walkers move along their heading; collisions are separating-axis tests between
-oriented boxes. A scene holds the ego (body 0), the adversary (body 1) and at most one more actor
-(body 2); routes are exact straight/arc primitives, so projections are analytic. The physics,
-planners, sigma and metrics are written once over *lanes* (:mod:`.lanes`): :func:`step_lanes`
-steps N scenes as NumPy arrays (the vector env) and, bound to ``math``, one scene as Python floats
-(the single env: no NumPy call overhead, about 10x faster at N = 1), with the same results to
+A scene holds the ego (body 0), the adversary (body 1) and at most one more actor (body 2) on
+highway-env's kinematic bicycle model (the family page gives the equations); routes are exact
+straight/arc primitives, so projections are analytic. The physics, planners, sigma and metrics
+are written once over *lanes* (:mod:`.lanes`): :func:`step_lanes` steps N scenes as NumPy arrays
+(the vector env) and, compiled for floats, one scene (the single env), with the same results to
 1e-12 (``tests/driving/test_driving_kernel.py``). No Gymnasium here: :mod:`.env` wraps it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from icml26.envs.driving import realism
-from icml26.envs.driving.feasibility import FeasibilityParams, sigma_lanes, sigma_lanes_one
+from icml26.envs.driving.feasibility import (
+    FeasibilityParams,
+    sigma_lanes,
+    sigma_lanes_one,
+    ttc_lanes,
+    ttc_lanes_one,
+    ttc_risk,
+    ttc_risk_one,
+)
 from icml26.envs.driving.lanes import numpy_ops, scalar_twins
 from icml26.envs.driving.realism import light_brake, light_brake_one
 from icml26.envs.driving.scenarios import (
@@ -50,7 +55,7 @@ where, fmin, fmax, clip, any_, all_, not_, isfinite, floor = numpy_ops("where fm
 sqrt, cos, sin, tan, atan, asin, atan2, hypot, tanh = numpy_ops("sqrt cos sin tan atan asin atan2 "
                                                                 "hypot tanh")  # fmt: skip
 
-__all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "StepResult", "StepOne", "N_BODIES", "OBS_PER_ACTOR",
+__all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "StepResult", "N_BODIES", "OBS_PER_ACTOR",
            "EGO_OBS_DIM", "DT", "boxes_overlap", "boxes_overlap_one", "project_on_route", "project_one",
            "route_point", "route_point_one"]  # fmt: skip
 
@@ -132,9 +137,6 @@ class _Route:
             setattr(self, k, tb[k][rows].tolist() if isinstance(rows, int) else tb[k][rows])
 
 
-# --------------------------------------------------------------------------- kernel
-
-
 def _wrap(a: Any) -> Any:
     return (a + np.pi) % (2 * np.pi) - np.pi
 
@@ -208,7 +210,7 @@ def _route_point(prims: list, total: Any, s: Any) -> tuple[Any, Any, Any]:
     return px, py, head
 
 
-# --------------------------------------------------------------------------- kernel: the scene
+# --------------------------------------------------------------------------- kernel (lanes)
 
 
 class Scene:
@@ -419,11 +421,7 @@ def measure(S: Scene, feas: FeasibilityParams) -> tuple[Any, list, Any, Any, Any
     npc = (nx, ny, nyaw, nvx, nvy, pick(S.L) / 2, pick(S.W) / 2)
     a_n = pick(S.ax) * cos(nyaw) + pick(S.ay) * sin(nyaw) if feas.crossing == "conflict" else 0.0
     sig = where(present, sigma_lanes(ego, npc, feas, a_n), 0.0)
-    rx, ry = nx - x0, ny - y0
-    dist = fmax(hypot(rx, ry), 1e-3)
-    dot = rx * (nvx - S.vx[0]) + ry * (nvy - S.vy[0])
-    closing = fmax(0.0, -dot / dist)
-    ttc = where((closing > 0) & present, dist / where(closing > 0, closing, 1.0), INF)
+    dist, _, ttc, dot = ttc_lanes(nx - x0, ny - y0, nvx - S.vx[0], nvy - S.vy[0], present)
     inv_d = where(present, 1.0 / (dist + 1.0), 0.0)
     feat = [*state4, inv_d, where(present, tanh(dot / dist / 10.0), 0.0)]
     return sig, feat, ttc, where(present, dist, INF), present
@@ -514,7 +512,7 @@ def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tupl
     else:
         M["min_sigma"] = where(on, fmin(M["min_sigma"], sig), M["min_sigma"])
         M["min_ttc"] = where(on, fmin(M["min_ttc"], ttc), M["min_ttc"])
-    risk = where(isfinite(ttc), 2.0 / (1.0 + ttc / 2.5), 0.0)  # rlconfig adv_reward, before Phi
+    risk = ttc_risk(ttc)  # rlconfig adv_reward, before Phi
     return (collision, newly, terminated, truncated, sig, feat, ttc, dist, completion, not_(on_road),
             risk)  # fmt: skip
 
@@ -548,7 +546,8 @@ def ego_observation_lanes(S: Scene) -> list:
 _KERNEL = [boxes_overlap, _wrap, project, _route_point, leaders, update_projection, update_passing,
            predictive_brake, plan_ego, move, measure, step_lanes, observation_lanes,
            ego_observation_lanes, _prepare]  # fmt: skip
-_ONE = scalar_twins(_KERNEL, globals(), sigma_lanes=sigma_lanes_one, light_brake=light_brake_one)
+_ONE = scalar_twins(_KERNEL, globals(), sigma_lanes=sigma_lanes_one, light_brake=light_brake_one,
+                    ttc_lanes=ttc_lanes_one, ttc_risk=ttc_risk_one)  # fmt: skip
 boxes_overlap_one = _ONE["boxes_overlap"]
 
 
@@ -578,37 +577,21 @@ def route_point(prims: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
 # --------------------------------------------------------------------------- the world
 
 
-@dataclass
-class StepResult:
-    """Everything one batched step produces (arrays of length N)."""
+class StepResult(NamedTuple):
+    """What a step produces: arrays of length N (:meth:`KinematicWorld.step`) or, for one scene,
+    Python scalars (:meth:`KinematicWorld.step_one`, which adds ``obs``, ``feat`` and ``scene``)."""
 
-    risk: np.ndarray  # the TTC proxy (the env replaces it by Phi's)
-    sigma_t: np.ndarray
-    sigma: np.ndarray
-    ttc: np.ndarray
-    collision: np.ndarray
-    adversary_collision: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    phi_used: bool
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class StepOne(NamedTuple):
-    """What one scene's step produces, as Python scalars (``StepResult`` for N = 1)."""
-
-    risk: float
-    sigma_t: float
-    sigma: float
-    ttc: float
-    collision: bool
-    adversary_collision: bool
-    terminated: bool
-    truncated: bool
-    phi_used: bool
-    distance: float
-    completion: float
-    off_road: bool
+    risk: Any  # the TTC proxy (the env replaces it by Phi's)
+    sigma_t: Any
+    sigma: Any
+    ttc: Any
+    collision: Any
+    adversary_collision: Any
+    terminated: Any
+    truncated: Any
+    distance: Any
+    completion: Any
+    off_road: Any
     obs: np.ndarray | None = None  # the (27,) observation after the step, when the step made it
     feat: np.ndarray | None = None  # Phi's features after the step (float32)
     scene: Scene | None = None  # the scene after the step (floats)
@@ -716,7 +699,6 @@ class KinematicWorld:
         """True when :meth:`step` takes the one-scene float path (N = 1, ``fast``, kinematic physics)."""
         return self.n == 1 and self.fast and self.physics is None
 
-    # ------------------------------------------------------------------ lanes <-> arrays
     def _scene(self, rows: Any) -> Scene:
         """The kernel's view of scenes ``rows``: 0 (floats; one-scene worlds: the cached scene if
         any), None (all scenes, arrays) or an index array (those scenes, arrays)."""
@@ -792,7 +774,6 @@ class KinematicWorld:
         """Phi's six features of the current state, (N, 6) float32 (a copy)."""
         return self._one.feat[None].copy() if self._one is not None else self.feat_prev.copy()
 
-    # ------------------------------------------------------------------ reset
     def reset(self, idx: np.ndarray, rng: np.random.Generator,
               scenario: np.ndarray | None = None) -> None:  # fmt: skip
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
@@ -846,7 +827,6 @@ class KinematicWorld:
         """Recompute the route projections of every scene from the arrays (after editing them)."""
         self._refresh(0 if self.fast_path else None)
 
-    # ------------------------------------------------------------------ observations
     def observation(self) -> np.ndarray:
         """(N, 27): [x, y, yaw, cos, sin, vx, vy, ax, ay] for ego, adversary, other (zeros if absent)."""
         if self.fast_path:
@@ -860,17 +840,13 @@ class KinematicWorld:
         cols = ego_observation_lanes(self._scene(None))
         return np.stack(np.broadcast_arrays(*cols), axis=1).astype(np.float32)
 
-    # ------------------------------------------------------------------ step
-    def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepOne:
+    def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepResult:
         """Step a one-scene world and return Python scalars: the float path when :attr:`fast_path`,
         else row 0 of :meth:`step` (other physics backends, or ``fast = False``)."""
         if not self.fast_path:
             r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
-            e, f = r.extra, lambda a: a[0].item()  # noqa: E731
-            return StepOne(f(r.risk), f(r.sigma_t), f(r.sigma), f(r.ttc), f(r.collision),
-                           f(r.adversary_collision), f(r.terminated), f(r.truncated), r.phi_used,
-                           f(e["distance"]), f(e["completion"]), f(e["off_road"]), None,
-                           self.feat_prev[0].copy(), self._scene(0))  # fmt: skip
+            first = (a[0].item() for a in r[:11])
+            return StepResult(*first, None, self.feat_prev[0].copy(), self._scene(0))
         S = self._scene(0)
         self._one = None  # a step that raises leaves the arrays as they were
         out = _ONE["step_lanes"](self, S, adv, ego_control, True)
@@ -878,8 +854,8 @@ class KinematicWorld:
         sigma_t, S.sigma, S.feat = S.sigma, sig, np.array(feat, dtype=np.float32)
         self._one = S
         obs = np.array(_ONE["observation_lanes"](S), dtype=np.float32)
-        return StepOne(risk, sigma_t, sig, ttc, coll, newly, term, trunc, False, dist, comp, off_road,
-                       obs, S.feat, S)  # fmt: skip
+        return StepResult(risk, sigma_t, sig, ttc, coll, newly, term, trunc, dist, comp, off_road,
+                          obs, S.feat, S)  # fmt: skip
 
     def step(self, adv_action: np.ndarray, ego_control: np.ndarray | None = None,
              active: np.ndarray | None = None) -> StepResult:  # fmt: skip
@@ -894,11 +870,7 @@ class KinematicWorld:
             as_list = lambda a: np.asarray(a, dtype=np.float64).reshape(-1).tolist()  # noqa: E731
             ego = None if ego_control is None else as_list(ego_control)
             one = self.step_one(as_list(adv_action), ego)
-            a1 = lambda v: np.array([v])  # noqa: E731
-            return StepResult(a1(one.risk), a1(one.sigma_t), a1(one.sigma), a1(one.ttc), a1(one.collision),
-                              a1(one.adversary_collision), a1(one.terminated), a1(one.truncated), False,
-                              {"distance": a1(one.distance), "completion": a1(one.completion),
-                               "off_road": a1(one.off_road)})  # fmt: skip
+            return StepResult(*(np.array([v]) for v in one[:11]))
         S = self._scene(None)
         ego = None if ego_control is None else np.asarray(ego_control, np.float64).T
         on = True if active is None else np.asarray(active, bool)
@@ -909,10 +881,9 @@ class KinematicWorld:
         S.sigma = np.where(step_on, sig, S.sigma)
         S.feat = np.where(step_on[:, None], np.stack(feat, axis=1).astype(np.float32), S.feat)
         self._store(S, None)
-        return StepResult(np.where(step_on, risk, 0.0), sigma_t, sig, ttc, coll, newly, term, trunc, False,
-                          {"distance": dist, "completion": comp, "off_road": off_road})  # fmt: skip
+        risk = np.where(step_on, risk, 0.0)
+        return StepResult(risk, sigma_t, sig, ttc, coll, newly, term, trunc, dist, comp, off_road)
 
-    # ------------------------------------------------------------------ episode metrics
     def episode_metrics(self, i: int) -> dict[str, float]:
         """Per-episode figures of scene ``i`` (SafeBench / ScenePilot metric inputs)."""
         m = {k: float(v[i]) for k, v in self.metrics.items()}
