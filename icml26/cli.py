@@ -5,8 +5,10 @@
     icml26 tasks [--family F] [--suite S]
     icml26 run --task tutorial/point-reach --agent point-pd --seeds 0,1,2
     icml26 run --task tutorial/point-reach --agent mypkg.agents:MyAgent --out mine.json
+    icml26 run --task tutorial/point-reach --agent point-pd --budget-scale 0.25,1,4
     icml26 bench --suite smoke [--family F] [--executor process --workers 2]
-    icml26 results [--task T]
+    icml26 results [--task T] [--curve]
+    icml26 certify --task T --agent A --claim ">= 0.9 on every scenario"
 
 Exit codes: 0 success, 1 some trial FAILED, 2 bad usage (unknown names, bad arguments).
 """
@@ -24,7 +26,10 @@ from icml26._cli_util import UsageError, parse_kwargs, print_rows
 from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
-EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
+EXTRA_COMMANDS: list[str] = [
+    "icml26.leaderboards.cli:add_parser",
+    "icml26.certify.harness:add_parser",  # icml26 certify --task T --agent A --claim ">= 0.9 ..."
+]
 
 
 # ----------------------------------------------------------------------------- commands
@@ -90,6 +95,10 @@ def _finish(results: list[Any], args: argparse.Namespace) -> int:
     from icml26 import benchmarks
 
     print(benchmarks.format_tables(benchmarks.aggregate(results)))
+    if len({r.budget_scale for r in results}) > 1:
+        from icml26.benchmarks.tables import curves, format_curves
+
+        print(format_curves(curves(results)))
     failed = [r for r in results if r.status == "FAILED"]
     for r in failed:
         last = (r.traceback or "").strip().splitlines()[-1:] or [""]
@@ -187,13 +196,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     kwargs = parse_kwargs(args.agent_kwargs)
     _check_agent(args.agent, kwargs)  # every usage mistake fails here, before any trial
     _check_bundle_source(args)
-    specs = benchmarks.trials_for(task, args.agent, seeds, kwargs)
+    specs = benchmarks.trials_for(task, args.agent, seeds, kwargs, args.budget_scale)
     return _run_specs(specs, args)
 
 
 def _run_specs(specs: list[Any], args: argparse.Namespace) -> int:
     """Run the trials with the executor options of ``run``/``bench`` and report them."""
     from icml26 import benchmarks
+
+    if getattr(args, "out", None) and any(s.budget_scale != 1.0 for s in specs):
+        raise UsageError(
+            "--out writes a leaderboard submission, which is scored at the task's own budget: "
+            "drop --out or run --budget-scale 1"
+        )
 
     results = benchmarks.run(
         specs,
@@ -231,7 +246,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             else (e.seeds if e.seeds is not None else task.seeds)
         )
         for agent, kw in e.agents.items():
-            specs.extend(benchmarks.trials_for(task, agent, seeds, kw))
+            specs.extend(benchmarks.trials_for(task, agent, seeds, kw, args.budget_scale))
     print(f"suite {args.suite!r}: {len(specs)} trials", file=sys.stderr)
     _cwd_importable()
     return _run_specs(specs, args)
@@ -245,8 +260,42 @@ def cmd_results(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=1))
         return 0
+    if args.curve:
+        from icml26.benchmarks.tables import curves, format_curves
+
+        print(
+            format_curves(
+                curves(
+                    results,
+                    metric=args.metric,
+                    tolerance=args.tolerance,
+                    relative=not args.absolute,
+                )
+            )
+        )
+        return 0
     print(benchmarks.format_tables(benchmarks.aggregate(results)))
     return 0
+
+
+def _budget_scales(text: str) -> list[float]:
+    """``--budget-scale``: comma-separated numbers > 0, e.g. ``0.25,1,4``."""
+    from icml26.protocol import check_budget_scale
+
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            out.append(check_budget_scale(float(part)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected budget scales > 0 like '0.25,1,4', got {part!r} in {text!r}"
+            ) from None
+    if not out:
+        raise argparse.ArgumentTypeError(f"no budget scale in {text!r}; expected e.g. '0.25,1,4'")
+    return sorted(set(out))
 
 
 _RAY_OPTIONS = {
@@ -329,6 +378,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         type=float,
         help="with --executor ray: GPUs each trial asks for (default 0)",
     )
+    p.add_argument(
+        "--budget-scale",
+        type=_budget_scales,
+        default=[1.0],
+        metavar="SCALES",
+        help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
+        "(a ladder; finished scales are skipped; default 1)",
+    )
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
     p.add_argument(
         "--trial-timeout",
@@ -400,6 +457,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="only this task id")
     p.add_argument("--store", help="results store path or URL")
     p.add_argument("--json", action="store_true", help="print the raw trial results as JSON")
+    p.add_argument(
+        "--curve",
+        action="store_true",
+        help="score vs budget scale per agent, with the plateau test of the last step",
+    )
+    p.add_argument("--metric", help="with --curve: this metric (default: the task's primary)")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.05,
+        help="with --curve: the plateau band, a fraction of the lower rung's mean (default 0.05)",
+    )
+    p.add_argument(
+        "--absolute",
+        action="store_true",
+        help="with --curve: --tolerance is in the metric's units, not a fraction",
+    )
     p.set_defaults(func=cmd_results)
 
     for ep in EXTRA_COMMANDS:

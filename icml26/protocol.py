@@ -20,7 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -35,6 +35,9 @@ __all__ = [
     "TrialStatus",
     "derive_seed",
     "config_hash",
+    "trial_key",
+    "check_budget_scale",
+    "format_scale",
 ]
 
 TrialStatus = Literal["FINISHED", "FAILED"]
@@ -73,7 +76,11 @@ def _check_nonnegative(name: str, value: float | int | None) -> None:
 class Budget:
     """What a learner may spend. ``None`` means "not limited on this axis".
 
-    ``extra`` holds family-specific limits (for example ``{"rl_steps": 150}``).
+    ``extra`` holds family-specific limits (for example ``{"rl_steps": 150}``);
+    ``learning_extra`` names the numeric ``extra`` entries that bound learning, so that
+    :meth:`scaled` multiplies them too (``Budget(extra={"rl_steps": 150, "group_size": 8},
+    learning_extra=("rl_steps",))``). The declaration is not part of the task's definition
+    hash: it changes nothing at scale 1.
     """
 
     env_steps: int | None = None
@@ -83,15 +90,76 @@ class Budget:
     updates: int | None = None
     wall_clock_s: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    learning_extra: tuple[str, ...] = ()
+
+    #: the fields a budget scale multiplies: what the learner may *spend* on learning.
+    #: ``dataset_size`` is not one of them: the data are the problem a task poses (vary them
+    #: with a study's sweep), not the learner's effort.
+    LEARNING_FIELDS: ClassVar[tuple[str, ...]] = (
+        "env_steps",
+        "episodes",
+        "energy_evals",
+        "updates",
+        "wall_clock_s",
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            if f.name != "extra":
+            if f.name not in ("extra", "learning_extra"):
                 _check_nonnegative(f.name, getattr(self, f.name))
         object.__setattr__(self, "extra", dict(self.extra))
+        if isinstance(self.learning_extra, str):
+            raise TypeError(
+                f"Budget.learning_extra: expected a tuple of extra keys, got the string "
+                f"{self.learning_extra!r} (write ({self.learning_extra!r},))"
+            )
+        keys = tuple(self.learning_extra)
+        for k in keys:
+            v = self.extra.get(k, None)
+            if k not in self.extra or isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(
+                    f"Budget.learning_extra names {k!r}, which must be a numeric entry of extra; "
+                    f"extra is {dict(self.extra)!r}"
+                )
+            _check_nonnegative(f"extra[{k!r}]", v)
+        object.__setattr__(self, "learning_extra", keys)
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        d = {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        if not self.learning_extra:  # absent when empty: old budgets serialize as before
+            d.pop("learning_extra")
+        return d
+
+    def scaled(self, scale: float) -> Budget:
+        """This budget with every learning bound multiplied by ``scale``.
+
+        Multiplied: :attr:`LEARNING_FIELDS` (``env_steps``, ``episodes``, ``energy_evals``,
+        ``updates``, ``wall_clock_s``) and the ``extra`` entries named in ``learning_extra``.
+        Unchanged: ``dataset_size`` and every other ``extra`` entry (batch sizes, model
+        shapes). Integers are rounded half up and stay >= 1 when they were >= 1 (0 stays 0,
+        ``None`` stays ``None``); floats are multiplied exactly. ``scaled(1)`` is ``self``.
+
+        Raises ValueError for a scale that is not a finite number > 0, and for a scale other
+        than 1 on a budget with nothing to scale (no learning field set, no learning extra):
+        the ladder would silently repeat the same trial.
+        """
+        s = check_budget_scale(scale)
+        if s == 1.0:
+            return self
+        changes: dict[str, Any] = {
+            f: _scale_value(getattr(self, f), s) for f in self.LEARNING_FIELDS
+        }
+        if all(getattr(self, f) is None for f in self.LEARNING_FIELDS) and not self.learning_extra:
+            raise ValueError(
+                f"Budget.scaled({scale!r}): this budget bounds no learning "
+                f"({', '.join(self.LEARNING_FIELDS)} are all unset and learning_extra is empty), "
+                "so a budget scale cannot change it; declare the extra entries that bound "
+                "learning in Budget.learning_extra, or scale the agent's own iteration count"
+            )
+        extra = dict(self.extra)
+        for k in self.learning_extra:
+            extra[k] = _scale_value(extra[k], s)
+        return dataclasses.replace(self, **changes, extra=extra)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Budget:
@@ -216,6 +284,7 @@ class Task:
         """
         d = self.to_dict()
         d.pop("description", None)
+        d["budget"].pop("learning_extra", None)  # changes nothing at scale 1 (Budget.scaled)
         blob = json.dumps(d, sort_keys=True, allow_nan=False)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -236,6 +305,17 @@ class Task:
             "tolerance": self.tolerance,
             "extra": _jsonable(self.extra),
         }
+
+    def scaled(self, scale: float) -> Task:
+        """This task with its budget multiplied by ``scale`` (:meth:`Budget.scaled`): same id,
+        version and evaluation. Trials record the scale, never a new version."""
+        if check_budget_scale(scale) == 1.0:
+            return self
+        try:
+            budget = self.budget.scaled(scale)
+        except ValueError as e:
+            raise ValueError(f"task {self.key}: {e}") from None
+        return dataclasses.replace(self, budget=budget)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Task:
@@ -283,12 +363,15 @@ class TrialResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # Task.definition_hash of the task that ran ("" in results stored before it existed)
     task_hash: str = ""
+    # the multiplier of the task's learning budget (Budget.scaled); 1.0 = the task as defined
+    budget_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.status not in ("FINISHED", "FAILED"):
             raise ValueError(f"TrialResult.status must be FINISHED or FAILED, got {self.status!r}")
         if self.status == "FAILED" and not self.traceback:
             raise ValueError("a FAILED TrialResult must carry the traceback")
+        self.budget_scale = check_budget_scale(self.budget_scale)
 
     @property
     def key(self) -> str:
@@ -300,10 +383,13 @@ class TrialResult:
             self.agent_kwargs,
             self.seed,
             self.task_hash,
+            self.budget_scale,
         )
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        if self.budget_scale == 1.0:  # absent at scale 1: results and bundles read as before
+            d.pop("budget_scale")
         d["metrics"] = {k: _float_to_json(float(v)) for k, v in self.metrics.items()}
         d["scores"] = [_float_to_json(float(v)) for v in self.scores]
         d["agent_kwargs"] = _jsonable(self.agent_kwargs)
@@ -335,11 +421,46 @@ def trial_key(
     agent_kwargs: Mapping[str, Any],
     seed: int,
     task_hash: str = "",
+    budget_scale: float = 1.0,
 ) -> str:
-    """``task@vN~<definition hash>|agent#<config hash>|seed=S``; without a hash (results stored
-    before hashes existed) the ``~...`` part is absent, so such keys never match a new trial."""
+    """``task@vN~<definition hash>|agent#<config hash>|seed=S``, plus ``|x<scale>`` when the
+    trial ran at a budget scale other than 1 (``|x0.25``, ``|x4``): a scale-1 key is the key
+    trials had before scales existed. Without a hash (results stored before hashes existed)
+    the ``~...`` part is absent, so such keys never match a new trial."""
     h = f"~{task_hash}" if task_hash else ""
-    return f"{task_id}@v{task_version}{h}|{agent_name}#{config_hash(agent_kwargs)}|seed={int(seed)}"
+    key = f"{task_id}@v{task_version}{h}|{agent_name}#{config_hash(agent_kwargs)}|seed={int(seed)}"
+    s = check_budget_scale(budget_scale)
+    return key if s == 1.0 else f"{key}|x{format_scale(s)}"
+
+
+def check_budget_scale(scale: Any) -> float:
+    """``scale`` as a float, or a ValueError unless it is a finite number > 0."""
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(scale))
+        or float(scale) <= 0
+    ):
+        raise ValueError(f"budget scale: expected a finite number > 0, got {scale!r}")
+    return float(scale)
+
+
+def format_scale(scale: float) -> str:
+    """``0.25`` -> ``"0.25"``, ``4.0`` -> ``"4"``: the shortest exact text of a scale."""
+    s = float(scale)
+    return str(int(s)) if s.is_integer() else repr(s)
+
+
+def _scale_value(value: Any, scale: float) -> Any:
+    """``value * scale``: None stays None; an int is rounded half up and stays >= 1 if it was."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return value * scale
+    v = int(value)
+    if v == 0:
+        return 0
+    return max(1, math.floor(v * scale + 0.5))
 
 
 def config_hash(config: Mapping[str, Any]) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 from typing import Any, NamedTuple
 
@@ -40,6 +41,8 @@ __all__ = [
     "performance_profile",
     "probability_of_improvement",
     "paired_comparison",
+    "Plateau",
+    "plateau_test",
 ]
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -657,6 +660,124 @@ def probability_of_improvement(
     alpha = (1 - conf) / 2
     lo, hi = np.quantile(allb, [alpha, 1 - alpha])
     return Interval(est, lo, hi, n=min(xa.size, ya.size), method="percentile")
+
+
+# ----------------------------------------------------------------------------- budget ladders
+@dataclass(frozen=True)
+class Plateau:
+    """What :func:`plateau_test` found on the last step of a budget ladder.
+
+    ``improvement`` is the paired mean change from ``from_scale`` to ``to_scale`` signed so that
+    positive is better (for a ``"min"`` metric, a fall), with its paired-bootstrap interval
+    ``[low, high]`` over ``n`` seeds; ``tolerance`` is the absolute band around 0 it was held to.
+    """
+
+    at_plateau: bool
+    status: str  # "at plateau", "still improving", "not at plateau", "no ladder"
+    improvement: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    n: int = 0
+    tolerance: float = math.nan
+    from_scale: float = math.nan
+    to_scale: float = math.nan
+    p_value: float = math.nan
+    note: str = ""
+
+    @property
+    def reading(self) -> str:
+        """One line for a page: ``"at plateau (+0.01 [-0.02, +0.03] from x2 to x4, within
+        +-0.05)"`` or ``"still improving (+0.2 [+0.1, +0.3] at the last step, x2 to x4)"``."""
+        if self.status == "no ladder":
+            return f"no ladder ({self.note})" if self.note else "no ladder"
+        step = f"x{_fmt_scale(self.from_scale)} to x{_fmt_scale(self.to_scale)}"
+        iv = f"{self.improvement:+.3g} [{self.low:+.3g}, {self.high:+.3g}]"
+        if self.at_plateau:
+            return f"at plateau ({iv} from {step}, within +-{self.tolerance:.3g})"
+        return f"{self.status} ({iv} at the last step, {step}; tolerance +-{self.tolerance:.3g})"
+
+
+def _fmt_scale(s: float) -> str:
+    return str(int(s)) if float(s).is_integer() else repr(float(s))
+
+
+def plateau_test(
+    ladder: Mapping[float, Mapping[int, float] | ArrayLike],
+    *,
+    direction: str = "max",
+    tolerance: float = 0.05,
+    relative: bool = True,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Plateau:
+    """Is the top of a budget ladder at its plateau? A paired test on the ladder's last step.
+
+    ``ladder`` maps each budget scale to that rung's per-seed scores, either ``{seed: value}``
+    (paired by seed; lower rungs may have fewer seeds) or a sequence in the same seed order on
+    every rung. The two largest scales are compared with :func:`paired_test` (same seeds at
+    both; the step is a doubling on a x2 ladder). The improvement is signed so that positive is
+    better (``direction="min"``: a fall). The ladder is *at plateau* when the whole
+    ``confidence`` interval of the improvement lies within ``[-tol, +tol]``, where ``tol`` is
+    ``tolerance`` times the mean magnitude at the lower rung (``relative=True``, default 5%) or
+    ``tolerance`` itself (``relative=False``). Otherwise it is *still improving* (estimate > 0)
+    or *not at plateau* (estimate <= 0: worse or too noisy to tell); the interval says which.
+    """
+    if direction not in ("max", "min"):
+        raise ValueError(f"plateau_test: direction must be 'max' or 'min', got {direction!r}")
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"plateau_test: tolerance must be a finite number >= 0, got {tolerance!r}")
+    scales = sorted(float(k) for k in ladder)
+    if any(not math.isfinite(k) or k <= 0 for k in scales):
+        raise ValueError(f"plateau_test: budget scales must be finite and > 0, got {scales}")
+    if len(scales) < 2:
+        return Plateau(False, "no ladder", n=0, note=f"{len(scales)} rung(s); a ladder needs 2")
+    by_scale = {float(k): v for k, v in ladder.items()}
+    lo_s, hi_s = scales[-2], scales[-1]
+    a_raw, b_raw = by_scale[hi_s], by_scale[lo_s]
+    if isinstance(a_raw, Mapping) != isinstance(b_raw, Mapping):
+        raise TypeError(
+            "plateau_test: give every rung as {seed: value} or every rung as a sequence"
+        )
+    if isinstance(a_raw, Mapping) and isinstance(b_raw, Mapping):
+        common = sorted(set(a_raw) & set(b_raw))
+        if len(common) < 2:
+            return Plateau(
+                False,
+                "no ladder",
+                n=len(common),
+                from_scale=lo_s,
+                to_scale=hi_s,
+                note=f"{len(common)} seed(s) shared by x{_fmt_scale(lo_s)} and "
+                f"x{_fmt_scale(hi_s)}; the paired test needs 2",
+            )
+        top = _values("plateau_test(top rung)", [a_raw[k] for k in common])
+        prev = _values("plateau_test(lower rung)", [b_raw[k] for k in common])
+    else:
+        top = _values("plateau_test(top rung)", a_raw)  # type: ignore[arg-type]
+        prev = _values("plateau_test(lower rung)", b_raw)  # type: ignore[arg-type]
+        if top.shape != prev.shape:
+            raise ValueError(
+                f"plateau_test: the last two rungs must have the same seeds (paired), got "
+                f"{prev.size} and {top.size} values"
+            )
+    sign = 1.0 if direction == "max" else -1.0
+    res = paired_test(sign * top, sign * prev, confidence=confidence, seed=seed)
+    tol = float(tolerance) * (abs(float(prev.mean())) if relative else 1.0)
+    at = -tol <= res.low and res.high <= tol
+    status = "at plateau" if at else ("still improving" if res.diff > 0 else "not at plateau")
+    return Plateau(
+        at,
+        status,
+        improvement=res.diff,
+        low=res.low,
+        high=res.high,
+        n=res.n,
+        tolerance=tol,
+        from_scale=lo_s,
+        to_scale=hi_s,
+        p_value=res.p_value,
+        note=res.note,
+    )
 
 
 # ----------------------------------------------------------------------------- backward compatibility

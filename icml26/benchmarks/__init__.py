@@ -132,13 +132,17 @@ def trials_for(
     agent: str,
     seeds: Sequence[int] | None = None,
     agent_kwargs: Mapping[str, Any] | None = None,
+    budget_scale: float | Sequence[float] = 1.0,
 ) -> list[Any]:
-    """The TrialSpecs for one agent on one task over ``seeds`` (default: the task's seeds)."""
+    """The TrialSpecs for one agent on one task over ``seeds`` (default: the task's seeds), at
+    one budget scale or each of a ladder of them (``budget_scale=(0.25, 1, 4)``)."""
     from icml26.benchmarks.runner import TrialSpec
 
     t = get_task(task) if isinstance(task, str) else task
+    scales = [budget_scale] if isinstance(budget_scale, (int, float)) else list(budget_scale)
     return [
-        TrialSpec(t.id, t.version, agent, dict(agent_kwargs or {}), int(s))
+        TrialSpec(t.id, t.version, agent, dict(agent_kwargs or {}), int(s), float(scale))
+        for scale in scales
         for s in (t.seeds if seeds is None else seeds)
     ]
 

@@ -296,7 +296,7 @@ class TrialProcesses:
                 importlib.import_module(name)
 
     def _assign(self, slot: _Slot, spec: TrialSpec, task: Any, agent: Any) -> bool:
-        limit = resolve_trial_timeout(task, self.trial_timeout)
+        limit = resolve_trial_timeout(task, self.trial_timeout, spec.budget_scale)
         try:
             slot.conn.send((spec, task, agent))
         except (OSError, ValueError):

@@ -31,7 +31,7 @@ from icml26.benchmarks.trial import (  # noqa: F401  (re-exported: the names use
     resolve_trial_timeout,
     seed_everything,
 )
-from icml26.protocol import TrialResult
+from icml26.protocol import TrialResult, format_scale
 
 __all__ = [
     "TrialSpec",
@@ -78,6 +78,7 @@ def run(
     """
     trial_timeout = check_trial_timeout(trial_timeout)
     specs = _dedupe(trials)
+    _check_scales(specs)
     st = open_store(store)
     done = set() if rerun else st.finished_keys()
     todo = [s for s in specs if s.key not in done]
@@ -121,12 +122,28 @@ def run(
     return out
 
 
+def _check_scales(specs: Iterable[TrialSpec]) -> None:
+    """Before any trial runs: every budget scale other than 1 must change its task's budget
+    (:meth:`icml26.protocol.Task.scaled` raises a ValueError naming the task otherwise)."""
+    from icml26 import benchmarks
+
+    for task_id, version, scale in {
+        (s.task_id, s.task_version, s.budget_scale) for s in specs if s.budget_scale != 1.0
+    }:
+        try:
+            task = benchmarks.get_task(task_id, version)
+        except KeyError:
+            continue  # the trial itself reports the unknown task (FAILED)
+        task.scaled(scale)
+
+
 def _running_label(pending: Mapping[str, TrialSpec], n_running: int, failed: int) -> str:
     running = list(pending.values())[:n_running]
     if not running:
         return f"{failed} failed" if failed else ""
     first = running[0]
-    label = f"running {first.task_id} {first.agent} s{first.seed}"
+    scale = "" if first.budget_scale == 1.0 else f" x{format_scale(first.budget_scale)}"
+    label = f"running {first.task_id} {first.agent}{scale} s{first.seed}"
     if len(running) > 1:
         label += f" (+{len(running) - 1} more)"
     return label + (f"; {failed} failed" if failed else "")

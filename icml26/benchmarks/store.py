@@ -24,7 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from icml26._schema import Migration, migrate
+from icml26._schema import Migration, add_column_if_missing, migrate
 from icml26.protocol import TrialResult
 
 DEFAULT_STORE = "results/icml26.db"
@@ -42,6 +42,8 @@ trials_table = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("result_json", sa.Text, nullable=False),
     sa.Column("stored_at", sa.String(40), nullable=False),
+    # TrialResult.budget_scale (schema 3); rows stored before it ran at scale 1
+    sa.Column("budget_scale", sa.Float, nullable=False, server_default=sa.text("1.0")),
 )
 
 
@@ -97,6 +99,12 @@ def _no_rewrite(conn: sa.Connection) -> None:
     """Nothing to change in the stored rows (the migration records the schema version only)."""
 
 
+def _add_budget_scale(conn: sa.Connection) -> None:
+    """Add the ``budget_scale`` column (1.0 for every existing row: they ran at scale 1)."""
+    column = sa.Column("budget_scale", sa.Float, nullable=False, server_default=sa.text("1.0"))
+    add_column_if_missing(conn, trials_table.name, column)
+
+
 # The results store's schema history (icml26._schema): every open brings a store up to the last.
 MIGRATIONS = [
     Migration(1, "the first release's trials table", _no_rewrite),
@@ -105,6 +113,12 @@ MIGRATIONS = [
         "trial keys carry the task's definition hash; rows stored before have none and "
         "are never reused by a resumed run (kept for the record)",
         _no_rewrite,
+    ),
+    Migration(
+        3,
+        "a budget_scale column (TrialResult.budget_scale; keys of trials at a scale other "
+        "than 1 end in |x<scale>); existing rows ran at scale 1",
+        _add_budget_scale,
     ),
 ]
 
@@ -142,6 +156,7 @@ class ResultsStore:
             "status": result.status,
             "result_json": result.to_json(),
             "stored_at": _dt.datetime.now(_dt.UTC).isoformat(),
+            "budget_scale": float(result.budget_scale),
         }
         dialect = {"postgresql": postgresql, "sqlite": sqlite}.get(self.engine.dialect.name)
         with self.engine.begin() as conn:
@@ -185,10 +200,18 @@ class ResultsStore:
         task_id: str | None = None,
         agent_name: str | None = None,
         status: str | None = None,
+        budget_scale: float | None = None,
     ) -> list[TrialResult]:
+        """Stored trials (optionally of one task, agent, status or budget scale), ordered by
+        task, agent, budget scale and seed."""
         q = sa.select(trials_table.c.result_json).order_by(
-            trials_table.c.task_id, trials_table.c.agent_name, trials_table.c.seed
+            trials_table.c.task_id,
+            trials_table.c.agent_name,
+            trials_table.c.budget_scale,
+            trials_table.c.seed,
         )
+        if budget_scale is not None:
+            q = q.where(trials_table.c.budget_scale == float(budget_scale))
         if task_id is not None:
             q = q.where(trials_table.c.task_id == task_id)
         if agent_name is not None:

@@ -1,6 +1,7 @@
 """Aggregate stored trials into per-task tables: IQM with BCa bootstrap 95% intervals.
 
-Each row is one agent configuration on one task version; each cell is the IQM across seeds of
+Each row is one agent configuration on one task version at one budget scale (a "scale"
+column appears when some trial ran at a scale other than 1); each cell is the IQM across seeds of
 that seed's metric value with :func:`icml26.stats.iqm_ci` (BCa bootstrap; Student-t for n < 4;
 no interval for n = 1 or identical values). Failed trials are counted, never averaged in.
 A progress bar appears when aggregation takes longer than a second.
@@ -12,10 +13,11 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tqdm.auto import tqdm
 
-from icml26.protocol import Task, TrialResult, config_hash
+from icml26.protocol import Task, TrialResult, config_hash, format_scale
 from icml26.stats import iqm_ci
 
 
@@ -44,6 +46,7 @@ class Row:
     seeds: list[int]
     cells: dict[str, Cell] = field(default_factory=dict)
     wall_time_s: float = 0.0
+    budget_scale: float = 1.0
 
 
 @dataclass
@@ -67,11 +70,12 @@ def aggregate(
     ``progress`` shows a bar on stderr once aggregation has taken more than a second."""
     from icml26 import benchmarks
 
-    groups: dict[tuple[str, int], dict[tuple[str, str], list[TrialResult]]] = defaultdict(
+    groups: dict[tuple[str, int], dict[tuple[str, str, float], list[TrialResult]]] = defaultdict(
         lambda: defaultdict(list)
     )
     for r in results:
-        groups[(r.task_id, r.task_version)][(r.agent_name, config_hash(r.agent_kwargs))].append(r)
+        cfg = config_hash(r.agent_kwargs)
+        groups[(r.task_id, r.task_version)][(r.agent_name, cfg, r.budget_scale)].append(r)
     tables = []
     bar = tqdm(
         total=sum(len(g) for g in groups.values()),
@@ -103,19 +107,20 @@ def aggregate(
             else sorted({k for rs in by_agent.values() for r in rs for k in r.metrics})
         )
         primary = task.primary_metric if task else (metric_names[0] if metric_names else "")
-        names_per_agent: dict[str, int] = defaultdict(int)
-        for name, _ in by_agent:
-            names_per_agent[name] += 1
+        configs: dict[str, set[str]] = defaultdict(set)
+        for name, cfg, _scale in by_agent:
+            configs[name].add(cfg)
         rows = []
-        for (name, cfg), rs in sorted(by_agent.items()):
+        for (name, cfg, scale), rs in sorted(by_agent.items()):
             ok = [r for r in rs if r.status == "FINISHED"]
             row = Row(
-                agent=name if names_per_agent[name] == 1 else f"{name}#{cfg}",
+                agent=name if len(configs[name]) == 1 else f"{name}#{cfg}",
                 agent_config=cfg,
                 n_finished=len(ok),
                 n_failed=len(rs) - len(ok),
                 seeds=sorted(r.seed for r in ok),
                 wall_time_s=sum(r.wall_time_s for r in rs),
+                budget_scale=scale,
             )
             for m in metric_names:
                 vals = [r.metrics[m] for r in ok if m in r.metrics]
@@ -144,13 +149,16 @@ def format_tables(tables: Iterable[TaskTable], digits: int = 3) -> str:
     for t in tables:
         arrow = {"max": "higher is better", "min": "lower is better"}
         direction = arrow[t.task.primary.direction] if t.task else ""
-        header = ["agent", "seeds", "failed"] + [
+        scaled = any(r.budget_scale != 1.0 for r in t.rows)
+        header = ["agent", *(["scale"] if scaled else []), "seeds", "failed"] + [
             (f"*{m}*" if m == t.primary_metric else m) for m in t.metric_names
         ]
         lines = [header]
         for r in t.rows:
             lines.append(
-                [r.agent, str(r.n_finished), str(r.n_failed)]
+                [r.agent]
+                + ([f"x{format_scale(r.budget_scale)}"] if scaled else [])
+                + [str(r.n_finished), str(r.n_failed)]
                 + [r.cells[m].format(digits) if m in r.cells else "-" for m in t.metric_names]
             )
         widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -166,4 +174,107 @@ def format_tables(tables: Iterable[TaskTable], digits: int = 3) -> str:
             else []
         )
         out.append("\n".join([title, rule, body[0], rule, *body[1:], *notes, ""]))
+    return "\n".join(out) if out else "(no results)"
+
+
+# ----------------------------------------------------------------------------- budget ladders
+@dataclass
+class Curve:
+    """One (task, agent configuration) over the budget scales it ran at: the primary metric's
+    IQM [95% CI] per scale and the plateau test of the last step (:func:`icml26.stats.plateau_test`)."""
+
+    task_id: str
+    task_version: int
+    agent: str
+    agent_config: str
+    metric: str
+    direction: str
+    points: dict[float, Cell]
+    plateau: Any
+
+
+def curves(
+    results: Iterable[TrialResult],
+    metric: str | None = None,
+    tolerance: float = 0.05,
+    relative: bool = True,
+    reps: int = 2000,
+    seed: int = 0,
+) -> list[Curve]:
+    """Score against budget scale for every (task, agent configuration), from FINISHED trials
+    of the task's current definition; ``metric`` defaults to the task's primary metric."""
+    from icml26 import benchmarks
+    from icml26.stats import plateau_test
+
+    by: dict[tuple[str, int, str, str], dict[float, dict[int, float]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    tasks: dict[tuple[str, int], Task | None] = {}
+    for r in results:
+        if r.status != "FINISHED":
+            continue
+        tk = (r.task_id, r.task_version)
+        if tk not in tasks:
+            try:
+                tasks[tk] = benchmarks.get_task(*tk)
+            except KeyError:
+                tasks[tk] = None
+        task = tasks[tk]
+        if task is not None and r.task_hash != task.definition_hash:
+            continue
+        name = metric or (task.primary_metric if task else next(iter(r.metrics), ""))
+        if name not in r.metrics:
+            continue
+        key = (r.task_id, r.task_version, r.agent_name, config_hash(r.agent_kwargs))
+        by[key][r.budget_scale][r.seed] = r.metrics[name]
+    out = []
+    for (task_id, version, agent, cfg), ladder in sorted(by.items()):
+        task = tasks[(task_id, version)]
+        name = metric or (task.primary_metric if task else "")
+        direction = task.metric(name).direction if task and name else "max"
+        points = {}
+        for scale in sorted(ladder):
+            vals = list(ladder[scale].values())
+            iv = iqm_ci(vals, n_resamples=reps, seed=seed)
+            points[scale] = Cell(iv.estimate, iv.low, iv.high, n=len(vals), note=iv.note)
+        pl = plateau_test(
+            {s: dict(v) for s, v in ladder.items()},
+            direction=direction,
+            tolerance=tolerance,
+            relative=relative,
+            seed=seed,
+        )
+        out.append(Curve(task_id, version, agent, cfg, name, direction, points, pl))
+    return out
+
+
+def format_curves(cs: Iterable[Curve], digits: int = 3) -> str:
+    """Plain text: per task, one line per agent with its score at each scale and the plateau."""
+    out: list[str] = []
+    by_task: dict[tuple[str, int], list[Curve]] = defaultdict(list)
+    for c in cs:
+        by_task[(c.task_id, c.task_version)].append(c)
+    for (task_id, version), group in by_task.items():
+        scales = sorted({s for c in group for s in c.points})
+        header = ["agent"] + [f"x{format_scale(s)}" for s in scales] + ["last step"]
+        lines = [header]
+        names = defaultdict(set)
+        for c in group:
+            names[c.agent].add(c.agent_config)
+        for c in group:
+            label = c.agent if len(names[c.agent]) == 1 else f"{c.agent}#{c.agent_config}"
+            lines.append(
+                [label]
+                + [c.points[s].format(digits) if s in c.points else "-" for s in scales]
+                + [c.plateau.reading]
+            )
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        body = ["  ".join(x.ljust(w) for x, w in zip(line, widths)) for line in lines]
+        better = {"max": "higher is better", "min": "lower is better"}[group[0].direction]
+        title = (
+            f"{task_id} v{version}  ({group[0].metric} vs budget scale, {better}; "
+            "IQM [95% CI] over seeds; last step: paired test of the two largest scales)"
+        )
+        rule = "-" * len(body[0])
+        out.append("\n".join([title, rule, body[0], rule, *body[1:], ""]))
     return "\n".join(out) if out else "(no results)"

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from icml26._entry_points import load_entry_point
-from icml26.protocol import TrialOutcome, TrialResult, trial_key
+from icml26.protocol import TrialOutcome, TrialResult, check_budget_scale, trial_key
 
 __all__ = [
     "TrialSpec",
@@ -63,13 +63,19 @@ _TRACKED_PACKAGES = (
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """What to run: a task (id and version), an agent (name or entry point, kwargs), a seed."""
+    """What to run: a task (id and version), an agent (name or entry point, kwargs), a seed,
+    and the budget scale (the task's learning budget times ``budget_scale``, see
+    :meth:`icml26.protocol.Budget.scaled`; part of the key unless it is 1)."""
 
     task_id: str
     task_version: int
     agent: str
     agent_kwargs: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+    budget_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "budget_scale", check_budget_scale(self.budget_scale))
 
     @property
     def key(self) -> str:
@@ -80,16 +86,20 @@ class TrialSpec:
             self.agent_kwargs,
             self.seed,
             task_definition_hash(self.task_id, self.task_version),
+            self.budget_scale,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "task_id": self.task_id,
             "task_version": self.task_version,
             "agent": self.agent,
             "agent_kwargs": dict(self.agent_kwargs),
             "seed": self.seed,
         }
+        if self.budget_scale != 1.0:
+            d["budget_scale"] = self.budget_scale
+        return d
 
 
 @functools.cache
@@ -187,11 +197,15 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
     agent_version = "?"
     try:
         task = benchmarks.get_task(spec.task_id, spec.task_version)
+        run_task = task.scaled(spec.budget_scale)  # the same task at scale 1
         seed_everything(spec.seed)
         agent = agents.make(spec.agent, **spec.agent_kwargs)
         agent_version = agents.agent_version(agent)
         fn: Callable[..., Any] = load_entry_point(task.run_trial)
-        outcome = _check_outcome(task, fn(task, agent, spec.seed))
+        outcome = _check_outcome(task, fn(run_task, agent, spec.seed))
+        extra = _jsonable_or_note(outcome.extra)
+        if spec.budget_scale != 1.0:  # the budget the learner had, for the record
+            extra.setdefault("budget", run_task.budget.to_dict())
         return TrialResult(
             task_id=spec.task_id,
             task_version=spec.task_version,
@@ -207,7 +221,8 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
             task_hash=task.definition_hash,
             agent_kwargs=dict(spec.agent_kwargs),
             started_at=started,
-            extra=_jsonable_or_note(outcome.extra),
+            extra=extra,
+            budget_scale=spec.budget_scale,
         )
     except (Exception, SystemExit):  # an agent calling sys.exit() fails its trial, not the run
         return failed_result(
@@ -221,26 +236,30 @@ def execute_trial(spec: TrialSpec) -> TrialResult:
         )
 
 
-def resolve_trial_timeout(task: Any, override: float | None = None) -> float | None:
+def resolve_trial_timeout(
+    task: Any, override: float | None = None, budget_scale: float = 1.0
+) -> float | None:
     """The wall-clock limit in seconds of one trial of ``task`` (``None``: no limit).
 
     ``override`` (``--trial-timeout``) wins; ``math.inf`` or a value <= 0 means no limit. Else
     the task's ``extra["trial_timeout_s"]``; else, when its budget has a ``wall_clock_s``,
     twice that plus 10 minutes (the budget covers learning; evaluation and start-up come on
-    top); else ``$ICML26_TRIAL_TIMEOUT`` or :data:`DEFAULT_TRIAL_TIMEOUT_S` (4 hours).
+    top); else ``$ICML26_TRIAL_TIMEOUT`` or :data:`DEFAULT_TRIAL_TIMEOUT_S` (4 hours). A
+    default limit (not an override) grows with a ``budget_scale`` above 1.
     """
+    grow = max(1.0, check_budget_scale(budget_scale))
     if override is None and task is not None:
         extra = getattr(task, "extra", None) or {}
         if extra.get("trial_timeout_s") is not None:
-            override = float(extra["trial_timeout_s"])
+            override = float(extra["trial_timeout_s"]) * grow
         else:
             wall = getattr(getattr(task, "budget", None), "wall_clock_s", None)
             if wall is not None:
-                override = 2.0 * float(wall) + 600.0
+                override = 2.0 * float(wall) * grow + 600.0
     if override is None:
         env = os.environ.get("ICML26_TRIAL_TIMEOUT")
         try:
-            override = float(env) if env else DEFAULT_TRIAL_TIMEOUT_S
+            override = (float(env) if env else DEFAULT_TRIAL_TIMEOUT_S) * grow
         except ValueError:
             raise ValueError(
                 f"$ICML26_TRIAL_TIMEOUT must be a number of seconds, got {env!r}"
@@ -329,6 +348,7 @@ def failed_result(
         task_hash=task_definition_hash(spec.task_id, spec.task_version),
         agent_kwargs=dict(spec.agent_kwargs),
         started_at=started or _dt.datetime.now(_dt.UTC).isoformat(),
+        budget_scale=spec.budget_scale,
     )
 
 

@@ -209,3 +209,23 @@ def test_runner_resumes_on_store(store_url: str) -> None:
     second = benchmarks.run(specs, store=store_url, executor=Counting(), progress=False)
     assert ran == [crash, crash]
     assert [r.to_dict() for r in second[:2]] == [r.to_dict() for r in first[:2]]
+
+
+def test_budget_scale_column_migrates_and_filters(store_url: str) -> None:
+    """A schema-2 store (no budget_scale column) is migrated on open; rows keep scale 1."""
+    with ResultsStore(store_url) as st:
+        st.put(_result(seed=0))
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:  # back to schema 2: the column did not exist
+        conn.execute(sa.text("ALTER TABLE icml26_trials DROP COLUMN budget_scale"))
+        conn.execute(sa.text("UPDATE icml26_schema_version SET version = 2"))
+    engine.dispose()
+    with ResultsStore(store_url) as st:
+        assert st.schema_version == 3
+        (old,) = st.results()
+        assert old.budget_scale == 1.0 and old.key == _result(seed=0).key
+        st.put(_result(seed=0, budget_scale=0.5))
+        st.put(_result(seed=1, budget_scale=4))
+        assert [r.budget_scale for r in st.results()] == [0.5, 1.0, 4.0]  # then by seed
+        assert [r.seed for r in st.results(budget_scale=4)] == [1]
+        assert _result(seed=0, budget_scale=0.5).key in st.finished_keys()
