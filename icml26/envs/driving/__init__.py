@@ -101,10 +101,10 @@ contact while sigma still says it can escape (near misses, not only collisions):
 >>> r.shape
 (64,)
 
-Making it a version is one config and its registration: add
-``"v3": {**VERSIONS["v2"], "version": "v3", "reward": "near-miss"}`` to ``VERSIONS`` and a line
-of documentation to each dict in ``_specs.py``, whose loop registers ``icml26/ScenePilot-v3``
-and ``icml26/ScenePilotAV-v3``.
+Making it a version is one config and its registration: add ``"v3": {**VERSIONS["v2"],
+"version": "v3", "reward": "near-miss"}`` to ``VERSIONS``, and its descriptions and conformance
+arguments to the three dicts of ``_specs.py``, whose ``spec(v)`` registers ``ScenePilot-v3`` and
+``ScenePilotAV-v3`` (``tests/driving/test_driving_versions.py`` does exactly this).
 
 ## Native vector env and backends
 

@@ -21,11 +21,14 @@ _TEST_KWARGS = {"v0": ({"scenario": 1}, {"scenario": 5, "base_planner": "idm"}),
                 "v1": ({"scenario": 5}, {"scenario": 7, "base_planner": "idm"}),
                 "v2": ({"scenario": 5}, {"scenario": 7, "base_planner": "human"})}  # fmt: skip
 
-ENV_SPECS: list[dict[str, Any]] = [
-    {"id": f"icml26/ScenePilot{'AV' if ego else ''}-{v}",
-     "entry_point": "icml26.envs.driving.env:ScenePilotEnv",
-     **({} if ego else {"vector_entry_point": "icml26.envs.driving.env:make_vector_env"}),
-     "kwargs": {**VERSIONS[v], **(ROLE_EGO if ego else {})}, "max_episode_steps": 300,
-     "doc": (_EGO if ego else _ADVERSARY)[v], "test_kwargs": _TEST_KWARGS[v][ego]}
-    for v in VERSIONS for ego in (False, True)
-]  # fmt: skip
+
+def spec(v: str, ego: bool = False) -> dict[str, Any]:
+    """The registration record of ``icml26/ScenePilot-v`` (``ScenePilotAV-v`` with ``ego``)."""
+    return {"id": f"icml26/ScenePilot{'AV' if ego else ''}-{v}",
+            "entry_point": "icml26.envs.driving.env:ScenePilotEnv",
+            **({} if ego else {"vector_entry_point": "icml26.envs.driving.env:make_vector_env"}),
+            "kwargs": {**VERSIONS[v], **(ROLE_EGO if ego else {})}, "max_episode_steps": 300,
+            "doc": (_EGO if ego else _ADVERSARY)[v], "test_kwargs": _TEST_KWARGS[v][ego]}  # fmt: skip
+
+
+ENV_SPECS: list[dict[str, Any]] = [spec(v, ego) for v in VERSIONS for ego in (False, True)]
