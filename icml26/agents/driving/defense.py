@@ -89,7 +89,7 @@ class DefenseVectorEnv:
         **env_kwargs: Any,
     ) -> None:
         if vector_cls is None:
-            from icml26.envs.driving.env_v1 import ScenePilotV1VectorEnv as vector_cls
+            from icml26.envs.driving.env import ScenePilotV1VectorEnv as vector_cls
         if adversary is not None and not callable(adversary):
             raise TypeError(
                 f"DefenseVectorEnv: adversary must be callable or None, got {type(adversary).__name__}"

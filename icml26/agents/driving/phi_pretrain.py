@@ -102,7 +102,7 @@ def collect_phi_dataset(
     labelled 1 when the episode ends in an ego collision at a step in (t, t + horizon_steps].
     ``world_factory(n, scenarios)`` builds the world (default: the v0 kinematic world).
     """
-    from icml26.envs.driving.env import _feasibility
+    from icml26.envs.driving.feasibility import FeasibilityParams
     from icml26.envs.driving.sim import KinematicWorld
 
     if episodes < 1 or batch < 2:
@@ -116,7 +116,7 @@ def collect_phi_dataset(
     while done_eps < episodes:
         n = max(2, min(batch, episodes - done_eps))
         if world_factory is None:
-            w = KinematicWorld(n, scen, "speed", planner, _feasibility(None), None, max_steps)
+            w = KinematicWorld(n, scen, "speed", planner, FeasibilityParams(), None, max_steps)
         else:
             w = world_factory(n, scen)
         w.fast = False

@@ -148,76 +148,33 @@ class _SingleAsVector:
 
 
 def make_training_vector_env(env: Any, num_envs: int) -> Any:
-    """The native batched vector env matching ``env`` (a ScenePilot-v0, -v1 or -v2 env with a named
-    planner), or ``env`` itself seen as a vector of one when it cannot be batched (a custom ego policy)."""
+    """The native batched vector env matching ``env`` (a ScenePilot adversary env with a named
+    planner on the kinematic backend; the same configuration and the same Phi, so that
+    ``env.save_phi`` saves what was trained), or ``env`` itself seen as a vector of one when it
+    cannot be batched (a custom ego policy, the ego role, another backend)."""
     from gymnasium.vector import VectorEnv
 
-    from icml26.envs.driving.env import ScenePilotEnv, ScenePilotVectorEnv
+    from icml26.envs.driving.env import VECTOR_CLASSES, ScenePilotEnv, ScenePilotVectorEnv
 
     base = getattr(env, "unwrapped", env)
     if isinstance(base, (ScenePilotVectorEnv, VectorEnv)):
         return base
-    if (
-        type(base) is ScenePilotEnv
-        and isinstance(base.ego_name, str)
-        and base.world.planner_name != "external"
-        and base.backend == "kinematic"
-    ):
-        w = base.world
-        # the env's own Phi object: it trains on the batched scenes, and env.save_phi saves it
-        phi = "ttc" if w.phi is None else w.phi
-        return ScenePilotVectorEnv(
-            num_envs=num_envs,
-            scenario=list(base.scenarios),
-            ego=w.planner_name,
-            action=base.action_mode,
-            phi=phi,
-            feasibility=w.feas,
-            feasibility_threshold=base.feasibility_threshold,
-            max_steps=w.max_steps,
-        )
-    vec = _v1_vector_twin(base, num_envs)
-    return vec if vec is not None else _SingleAsVector(env)
-
-
-def _v1_vector_twin(base: Any, num_envs: int) -> Any:
-    """The native vector env (v1 or v2) matching a single ``ScenePilot-v1``/``-v2`` env with a named
-    planner on the kinematic backend, or None. A learned Phi is shared: its network goes to the
-    vector env's learner (frozen ones stay frozen), so ``env.save_phi`` saves what was trained."""
-    try:
-        from icml26.envs.driving.env_v1 import ScenePilotV1Env, ScenePilotV1VectorEnv
-    except ImportError:  # pragma: no cover - v1 absent
-        return None
     if not (
-        isinstance(base, ScenePilotV1Env)
-        and isinstance(base.ego_name, str)
+        isinstance(base, ScenePilotEnv)
+        and base.role == "adversary"
         and base.world.planner_name != "external"
         and base.backend == "kinematic"
     ):
-        return None
-    cls: Any = ScenePilotV1VectorEnv
-    try:
-        from icml26.envs.driving.env_v2 import ScenePilotV2Env, ScenePilotV2VectorEnv
-
-        if isinstance(base, ScenePilotV2Env):
-            cls = ScenePilotV2VectorEnv
-    except ImportError:  # pragma: no cover - v2 absent
-        pass
-    w = base.world
+        return _SingleAsVector(env)
+    w, c = base.world, base.config
+    phi = base.phi_learner.net if base.phi_learner is not None else base.phi
+    cls = VECTOR_CLASSES.get(c["version"], ScenePilotVectorEnv)
     return cls(
         num_envs=num_envs,
-        scenario=list(base.scenarios),
-        ego=w.planner_name,
-        action=base.action_mode,
-        reward=base.reward_mode,
-        sigma=base.sigma_mode,
-        phi="ttc" if base.phi_learner is None else base.phi_learner.net,
-        collision_bonus=base.collision_bonus,
-        randomize=w.randomize,
-        traffic_lights=w.lights_on,
-        feasibility_threshold=base.feasibility_threshold,
-        max_steps=w.max_steps,
-    )
+        **{**c, "scenario": list(base.scenarios), "ego": w.planner_name, "feasibility": w.feas,
+           "phi": "ttc" if phi is None else phi, "render_mode": None,
+           "feasibility_threshold": base.feasibility_threshold},
+    )  # fmt: skip
 
 
 class ScenePilotAgent:

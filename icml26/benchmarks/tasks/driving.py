@@ -281,8 +281,8 @@ SUITES = {
 
 _VECTOR_ENVS = {
     "icml26/ScenePilot-v0": ("icml26.envs.driving.env", "ScenePilotVectorEnv"),
-    "icml26/ScenePilot-v1": ("icml26.envs.driving.env_v1", "ScenePilotV1VectorEnv"),
-    "icml26/ScenePilot-v2": ("icml26.envs.driving.env_v2", "ScenePilotV2VectorEnv"),
+    "icml26/ScenePilot-v1": ("icml26.envs.driving.env", "ScenePilotV1VectorEnv"),
+    "icml26/ScenePilot-v2": ("icml26.envs.driving.env", "ScenePilotV2VectorEnv"),
 }
 
 

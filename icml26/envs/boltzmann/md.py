@@ -35,15 +35,12 @@ shows a progress bar. Presets: ``"full"`` (v1 data: one long run per pool, frame
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from icml26.envs.boltzmann.datasets import BoltzmannDataset, cached_arrays, progress_bar
 from icml26.protocol import derive_seed
-
-if TYPE_CHECKING:
-    from icml26.envs.boltzmann.alanine import AlanineDipeptide
 
 __all__ = [
     "MDPreset",
@@ -56,6 +53,18 @@ __all__ = [
     "alanine_runs",
     "pool_cached",
 ]
+
+
+class AlanineTarget(Protocol):
+    """What the pools read of an :class:`~icml26.envs.boltzmann.alanine.AlanineDipeptide` target
+    (a structural type: ``alanine`` imports this module, so this one does not import it back)."""
+
+    name: str
+    solvent: str  # "vacuum" or "obc1"
+    data_preset: str  # a key of PRESETS
+    temperature: float  # K: the temperature the frames are labelled at
+    bias_temperature: float  # K: the biased pools' MD temperature
+    kt: float  # kJ/mol at ``temperature``
 
 
 @dataclass(frozen=True)
@@ -259,7 +268,7 @@ def _observables(x: np.ndarray, energy: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _independent_runs(
-    target: AlanineDipeptide,
+    target: AlanineTarget,
     temps: tuple[float, ...],
     preset: MDPreset,
     n_runs: int,
@@ -287,7 +296,7 @@ def _independent_runs(
 
 
 def _run_params(
-    target: AlanineDipeptide, temps: tuple[float, ...], preset: MDPreset, n_frames: int, seed: int
+    target: AlanineTarget, temps: tuple[float, ...], preset: MDPreset, n_frames: int, seed: int
 ) -> dict[str, Any]:
     return {
         "solvent": target.solvent,
@@ -304,7 +313,7 @@ def _run_params(
 
 
 def _one_run(
-    target: AlanineDipeptide,
+    target: AlanineTarget,
     temps: tuple[float, ...],
     preset: MDPreset,
     r: int,
@@ -359,7 +368,7 @@ def _one_run(
 
 
 def alanine_runs(
-    target: AlanineDipeptide, kind: str, split: str, runs: list[int] | None = None, workers: int = 1
+    target: AlanineTarget, kind: str, split: str, runs: list[int] | None = None, workers: int = 1
 ) -> int:
     """Make (and cache) the independent runs of a decorrelated pool, ``workers`` at a time; the
     pool itself is then assembled from the cache. Returns the number of runs made or found."""
@@ -387,7 +396,7 @@ def alanine_runs(
     return len(todo)
 
 
-def pool_cached(target: AlanineDipeptide, kind: str, split: str) -> bool:
+def pool_cached(target: AlanineTarget, kind: str, split: str) -> bool:
     """Whether the pool ``kind`` / ``split`` is on disk (reading it then costs no simulation)."""
     from icml26.envs.boltzmann.datasets import cache_path
 
@@ -439,7 +448,7 @@ def pool_diagnostics(pool: BoltzmannDataset) -> dict[str, Any]:
     }
 
 
-def _pool_params(target: AlanineDipeptide, kind: str, split: str) -> dict[str, Any]:
+def _pool_params(target: AlanineTarget, kind: str, split: str) -> dict[str, Any]:
     """The cache key of a pool: every parameter that changes its frames."""
     preset = PRESETS[target.data_preset]
     frames = dict(preset.frames if kind == "unbiased" else preset.biased_frames)
@@ -468,7 +477,7 @@ def _pool_params(target: AlanineDipeptide, kind: str, split: str) -> dict[str, A
 
 
 def alanine_pool(
-    target: AlanineDipeptide, kind: str, split: str, progress: bool = True
+    target: AlanineTarget, kind: str, split: str, progress: bool = True
 ) -> BoltzmannDataset:
     """The cached MD pool ``kind`` / ``split`` of ``target`` (generated on first use)."""
     preset = PRESETS[target.data_preset]
@@ -509,7 +518,7 @@ def alanine_pool(
 
 
 def _v2_pool(
-    target: AlanineDipeptide,
+    target: AlanineTarget,
     kind: str,
     split: str,
     params: dict[str, Any],

@@ -1,8 +1,5 @@
-"""Load a saved ScenePilot adversary (``ScenePilotAgent.save``) as a NumPy policy, without torch.
-
-Used by ``ScenePilotAV-v0(adversary="path/to/policy.npz")``; the file holds the actor's weights
-(two ReLU layers, a tanh mean head) and the observation scale.
-"""
+"""A saved ScenePilot adversary (``ScenePilotAgent.save``: two ReLU layers, a tanh mean head, the
+observation scale) as a NumPy policy, for ``ScenePilotAV-vN(adversary="policy.npz")``."""
 
 from __future__ import annotations
 
@@ -20,9 +17,8 @@ class NumpyTanhPolicy:
 
     def __init__(self, params: list[np.ndarray], obs_scale: np.ndarray) -> None:
         if len(params) < 6:
-            raise ValueError(
-                f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}"
-            )
+            msg = f"NumpyTanhPolicy: expected at least 6 weight arrays, got {len(params)}"
+            raise ValueError(msg)
         self.params, self.obs_scale = params, obs_scale
 
     def reset(self, seed: int | None = None) -> None:

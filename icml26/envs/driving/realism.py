@@ -1,22 +1,17 @@
 """ScenePilot-v1's scenario realism: per-episode randomized scenario parameters and traffic lights.
 
-Both are off in a plain :class:`~icml26.envs.driving.sim.KinematicWorld` (v0 is unchanged) and
-switched on by ``world.randomize`` / ``world.lights_on`` (ScenePilot-v1 sets both).
+Both are off in a plain :class:`~icml26.envs.driving.sim.KinematicWorld` (v0) and switched on by
+``world.randomize`` / ``world.lights_on`` (the configs' ``randomize`` and ``traffic_lights``).
 
-Randomized per episode, from the reset's generator (ranges in :data:`RANGES`, uniform):
-
-* ``shift``: every non-ego actor moved along the ego's start heading (x) by ``shift_bias`` +
-  U[-shift, shift] m (bias 0 in every scenario here)
-  (scenarios 1 and 3: the walker with its blocker, the lead car with its neighbour);
-* ``adv``: the adversary moved along its own heading by ``adv_bias`` + U[-adv, adv] m (its spawn
-  distance to the conflict point), on top of v0's +-1 m jitter (scenario 2: the cyclist starts
-  0-24 m further upstream);
-* ``other``: the third body moved along its heading by U[-other, other] m;
-* ``other_speed``: the scripted third body's target speed times U[1 - r, 1 + r];
-* the scripted (SafeBench) adversary's trigger distance times U[0.3, 1.2] (late triggers included)
-  and its target speed times U[0.8, 1.2]
-  (used by :func:`scripted_adversary_v1`, i.e. by ``ScenePilotAV-v1`` and baselines);
-* traffic-light timing (:data:`LIGHTS`).
+Randomized per episode, from the reset's generator (uniform; ranges in
+:data:`~icml26.envs.driving.scenarios.RANGES`, or ``world.ranges`` for other scene sets):
+``shift``, every non-ego actor moved along the ego's start heading by ``shift_bias`` +
+U[-shift, shift] m (scenarios 1 and 3: the walker with its blocker, the lead car with its
+neighbour); ``adv``, the adversary moved along its heading by ``adv_bias`` + U[-adv, adv] m, on
+top of v0's +-1 m jitter (scenario 2: the cyclist starts 0-24 m further upstream); ``other``, the
+third body moved along its heading by U[-other, other] m; ``other_speed``, its scripted speed
+times U[1 - r, 1 + r]; the scripted adversary's trigger distance times U[0.3, 1.2] and its speed
+times U[0.8, 1.2] (:mod:`.scenarios`); the traffic-light timing (:data:`LIGHTS`).
 
 Traffic lights (SafeBench's red-light scenarios 5 and 7): the ego's signal is green on
 ``[green_from, green_until)``, amber for 3 s after it, red otherwise. Scenario 5 starts green and
@@ -31,54 +26,26 @@ junction's edge while its signal is red.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from icml26.envs.driving.constants import DT, TABLES
+from icml26.envs.driving.lanes import numpy_ops, scalar_twins
+from icml26.envs.driving.scenarios import DT, RANGES, TABLES
 
-if TYPE_CHECKING:  # pragma: no cover
-    from icml26.envs.driving.sim import KinematicWorld
+where, fmax = numpy_ops("where fmax")
 
-__all__ = [
-    "RANGES",
-    "LIGHTS",
-    "AMBER_S",
-    "PARAM_KEYS",
-    "apply_reset",
-    "light_state",
-    "light_brake_batch",
-    "light_brake_one",
-    "stop_line",
-]
+__all__ = ["RANGES", "LIGHTS", "AMBER_S", "PARAM_KEYS", "apply_reset", "light_state", "light_phase",
+           "light_brake", "stop_line"]  # fmt: skip
 
-# scenario -> ranges (m, m, m, fraction); see the module docstring
-RANGES: dict[int, dict[str, float]] = {
-    1: {"shift": 8.0, "adv": 0.5, "other": 0.0, "other_speed": 0.0},
-    2: {"shift": 0.0, "adv": 12.0, "other": 0.0, "other_speed": 0.0, "adv_bias": -12.0},
-    3: {"shift": 8.0, "adv": 0.0, "other": 1.5, "other_speed": 0.15},
-    4: {"shift": 0.0, "adv": 8.0, "other": 4.0, "other_speed": 0.0},
-    5: {"shift": 0.0, "adv": 6.0, "other": 0.0, "other_speed": 0.0},
-    6: {"shift": 0.0, "adv": 8.0, "other": 0.0, "other_speed": 0.0},
-    7: {"shift": 0.0, "adv": 6.0, "other": 0.0, "other_speed": 0.0},
-    8: {"shift": 0.0, "adv": 6.0, "other": 0.0, "other_speed": 0.0},
-}
 # scenario -> (starts green?, switch time range in s): 5 green then amber/red, 7 red then green
 LIGHTS: dict[int, tuple[bool, float, float]] = {5: (True, 6.0, 12.0), 7: (False, 2.0, 8.0)}
 AMBER_S = 3.0  # s of amber after green
 SCRIPTED_SCALE = (0.8, 1.2)  # target speed of the scripted adversary (times)
 TRIGGER_SCALE = (0.3, 1.2)  # trigger distance of the scripted adversary (times): late triggers too
 STOP_BACK = 1.0  # the stop line lies this far before the junction's edge (m)
-PARAM_KEYS = (
-    "shift",
-    "adv_offset",
-    "other_offset",
-    "other_speed_scale",
-    "trigger_scale",
-    "adv_speed_scale",
-    "green_from",
-    "green_until",
-)
+PARAM_KEYS = ("shift", "adv_offset", "other_offset", "other_speed_scale", "trigger_scale",
+              "adv_speed_scale", "green_from", "green_until")  # fmt: skip
 
 
 def stop_line(scn: np.ndarray) -> np.ndarray:
@@ -86,16 +53,15 @@ def stop_line(scn: np.ndarray) -> np.ndarray:
     return TABLES["j_entry"][scn] - STOP_BACK
 
 
-def _ensure(w: KinematicWorld) -> None:
+def _ensure(w: Any) -> None:
     if getattr(w, "rparams", None) is None or len(w.rparams["shift"]) != w.n:
         w.rparams = {k: np.zeros(w.n) for k in PARAM_KEYS}
         w.has_light = np.zeros(w.n, dtype=bool)
-        w.rparams["trigger_scale"][:] = 1.0
-        w.rparams["adv_speed_scale"][:] = 1.0
-        w.rparams["other_speed_scale"][:] = 1.0
+        for k in ("trigger_scale", "adv_speed_scale", "other_speed_scale"):
+            w.rparams[k][:] = 1.0
 
 
-def apply_reset(w: KinematicWorld, idx: np.ndarray, rng: np.random.Generator) -> None:
+def apply_reset(w: Any, idx: np.ndarray, rng: np.random.Generator) -> None:
     """Draw and apply the v1 per-episode parameters of scenes ``idx`` (after the layout is placed)."""
     _ensure(w)
     n = len(idx)
@@ -125,9 +91,7 @@ def apply_reset(w: KinematicWorld, idx: np.ndarray, rng: np.random.Generator) ->
             w.x[i, j] += shift + math.cos(w.yaw[i, j]) * off
             w.y[i, j] += math.sin(w.yaw[i, j]) * off
         w.scripted_speed[i, 2] *= spd
-        if (
-            w.randomize and "ego_speed" in rg
-        ):  # v2: the scene starts with the ego (and adversary) moving
+        if w.randomize and "ego_speed" in rg:  # v2: the ego (and adversary) start moving
             w.v[i, 0] = rng.uniform(*rg["ego_speed"])
             w.v[i, 1] = rng.uniform(*rg.get("adv_speed", (0.0, 0.0)))
         lit = LIGHTS.get(sc) if w.lights_on else None
@@ -143,48 +107,33 @@ def apply_reset(w: KinematicWorld, idx: np.ndarray, rng: np.random.Generator) ->
             P["green_from"][i], P["green_until"][i] = t_sw, np.inf
 
 
-def light_state(w: KinematicWorld, t: np.ndarray | None = None) -> np.ndarray:
-    """The ego's signal per scene at step ``t`` (default: now): 0 red, 1 amber, 2 green, -1 none."""
-    _ensure(w)
-    ts = (w.t if t is None else t) * DT
-    gf, gu = w.rparams["green_from"], w.rparams["green_until"]
-    st = np.where((ts >= gf) & (ts < gu), 2, np.where((ts >= gu) & (ts < gu + AMBER_S), 1, 0))
-    return np.where(w.has_light, st, -1)
+def light_phase(t: Any, green_from: Any, green_until: Any, lit: Any) -> Any:
+    """The ego's signal at step ``t`` (lanes): 0 red, 1 amber, 2 green, -1 none (``lit`` False)."""
+    ts = t * DT
+    amber = (ts >= green_until) & (ts < green_until + AMBER_S)
+    return where(lit, where((ts >= green_from) & (ts < green_until), 2, where(amber, 1, 0)), -1)
 
 
-def light_brake_batch(w: KinematicWorld) -> np.ndarray:
-    """IDM deceleration towards the stop line where the signal says stop; +inf elsewhere (N,)."""
-    P = w.planner
-    v = w.v[:, 0]
-    gap = stop_line(w.scn) - (w.ego_s + 0.5 * w.length[:, 0])
-    st = light_state(w)
+def light_brake(P: Any, v: Any, front: Any, j_entry: Any, t: Any, green_from: Any,
+                green_until: Any, lit: Any) -> Any:  # fmt: skip
+    """IDM deceleration (s0 = 1 m) towards the stop line where the signal says stop, +inf
+    elsewhere: on red when the planner can still stop, on amber when it can stop comfortably."""
+    gap = (j_entry - STOP_BACK) - front
+    st = light_phase(t, green_from, green_until, lit)
     comfy = v * v / (2.0 * P.b_comf) < gap
     can = v * v / (2.0 * P.b_emergency) < gap + 0.5
-    must = w.has_light & (gap > -0.5) & (((st == 0) & can) | ((st == 1) & comfy))
-    g = np.maximum(gap, 0.05)
-    s_star = 1.0 + v * P.time_headway
-    acc = P.a_max * (1.0 - (s_star / g) ** 2)
-    return np.where(must, acc, np.inf)
+    must = lit & (gap > -0.5) & (((st == 0) & can) | ((st == 1) & comfy))
+    q = (1.0 + v * P.time_headway) / fmax(gap, 0.05)
+    return where(must, P.a_max * (1.0 - q * q), math.inf)
 
 
-def light_brake_one(w: KinematicWorld, sc: Any) -> float:
-    """:func:`light_brake_batch` for a one-scene world on the scalar path (Python floats)."""
-    if not w.has_light[0]:
-        return math.inf
-    P = w.planner
-    v = sc.v[0]
-    gap = float(TABLES["j_entry"][sc.scn]) - STOP_BACK - (sc.ego_s + 0.5 * sc.L[0])
-    ts = float(w.t[0]) * DT
-    gf, gu = float(w.rparams["green_from"][0]), float(w.rparams["green_until"][0])
-    if gf <= ts < gu:
-        return math.inf
-    amber = gu <= ts < gu + AMBER_S
-    if gap <= -0.5:
-        return math.inf
-    if amber and not v * v / (2.0 * P.b_comf) < gap:
-        return math.inf
-    if not amber and not v * v / (2.0 * P.b_emergency) < gap + 0.5:
-        return math.inf
-    g = max(gap, 0.05)
-    s_star = 1.0 + v * P.time_headway
-    return P.a_max * (1.0 - (s_star / g) ** 2)
+_ONE = scalar_twins([light_phase, light_brake], globals())
+light_phase_one, light_brake_one = _ONE["light_phase"], _ONE["light_brake"]
+
+
+def light_state(w: Any, t: np.ndarray | None = None) -> np.ndarray:
+    """The ego's signal per scene of world ``w`` at step ``t`` (default: now): 0 red, 1 amber,
+    2 green, -1 none."""
+    _ensure(w)
+    gf, gu = w.rparams["green_from"], w.rparams["green_until"]
+    return light_phase(w.t if t is None else t, gf, gu, w.has_light)

@@ -1,29 +1,46 @@
-"""The ``kinematic`` backend: N ScenePilot scenes stepped together in one batched NumPy call.
+"""The ``kinematic`` backend: ScenePilot scenes on the kinematic bicycle model, one scene or N at once.
 
-Bodies follow highway-env's kinematic bicycle model (``x' = v cos(psi + beta)``,
-``y' = v sin(psi + beta)``, ``psi' = v sin(beta) / (L / 2)``, ``beta = atan(tan(delta) / 2)``,
-``v' = a``); walkers move along their heading. Collisions are separating-axis tests between
-oriented boxes. Each scene holds the ego (body 0), the adversary (body 1) and at most one more
-actor (body 2). Routes are exact straight/arc primitives, so projections are analytic.
-
-This module knows nothing of Gymnasium: :mod:`icml26.envs.driving.env` wraps it as a single env
-and as a native vector env.
+A scene holds the ego (body 0), the adversary (body 1) and at most one more actor (body 2) on
+highway-env's kinematic bicycle model (the family page gives the equations); routes are exact
+straight/arc primitives, so projections are analytic. The physics, planners, sigma and metrics
+are written once over *lanes* (:mod:`.lanes`): :func:`step_lanes` steps N scenes as NumPy arrays
+(the vector env) and, compiled for floats, one scene (the single env), with the same results to
+1e-12 (``tests/driving/test_driving_kernel.py``). No Gymnasium here: :mod:`.env` wraps it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from icml26.envs.driving.constants import (
+from icml26.envs.driving import realism
+from icml26.envs.driving.feasibility import (
+    FeasibilityParams,
+    sigma_lanes,
+    sigma_lanes_one,
+    ttc_lanes,
+    ttc_lanes_one,
+    ttc_risk,
+    ttc_risk_one,
+)
+from icml26.envs.driving.lanes import numpy_ops, scalar_twins
+from icml26.envs.driving.realism import light_brake, light_brake_one
+from icml26.envs.driving.scenarios import (
     ADV_ACC_MAX,
     ADV_STEER_MAX,
     DT,
     EGO_OBS_DIM,
     EGO_RL_ACC,
     EGO_RL_STEER,
+    KIND_CAR,
+    KIND_NONE,
+    KIND_STATIC,
+    KIND_WALKER,
+    LANE,
+    LAYOUTS,
     LIMITS,
     MAX_STEER,
     N_BODIES,
@@ -32,47 +49,27 @@ from icml26.envs.driving.constants import (
     STRICT_K,
     TABLES,
 )
-from icml26.envs.driving.feasibility import (
-    FeasibilityParams,
-    sigma_batch,
-    ttc_batch,
-    ttc_risk_batch,
-)
-from icml26.envs.driving.realism import apply_reset, light_brake_batch
-from icml26.envs.driving.risk import RiskPredictor, risk_features
-from icml26.envs.driving.scalar import (
-    StepOne,
-    observation_one,
-    reset_measure_one,
-    step_scene,
-)
-from icml26.envs.driving.scenarios import (
-    KIND_CAR,
-    KIND_NONE,
-    KIND_STATIC,
-    KIND_WALKER,
-    LANE,
-    LAYOUTS,
-)
 
-__all__ = [
-    "KinematicWorld",
-    "PlannerParams",
-    "PLANNERS",
-    "N_BODIES",
-    "OBS_PER_ACTOR",
-    "EGO_OBS_DIM",
-    "boxes_overlap",
-    "project_on_route",
-    "DT",
-]
+where, fmin, fmax, clip, any_, all_, not_, isfinite, floor = numpy_ops("where fmin fmax clip any_ "
+                                                                      "all_ not_ isfinite floor")  # fmt: skip
+sqrt, cos, sin, tan, atan, asin, atan2, hypot, tanh = numpy_ops("sqrt cos sin tan atan asin atan2 "
+                                                                "hypot tanh")  # fmt: skip
+
+__all__ = ["KinematicWorld", "PlannerParams", "PLANNERS", "StepResult", "N_BODIES", "OBS_PER_ACTOR",
+           "EGO_OBS_DIM", "DT", "boxes_overlap", "boxes_overlap_one", "project_on_route", "project_one",
+           "route_point", "route_point_one"]  # fmt: skip
+
+INF = math.inf
+METRIC_KEYS = ("driven off_road dist_route lane_inv acc_sum yaw_change collided adv_other completion j_risk "
+               "j_sigma steps feasible min_ttc feasible_strict min_sigma").split()  # fmt: skip
+_METRIC_START = np.array([{"min_ttc": np.inf, "min_sigma": 1.0}.get(k, 0.0) for k in METRIC_KEYS])
 
 
 @dataclass(frozen=True)
 class PlannerParams:
     """Ego planner constants. ``idm``: IDM car following on the route corridor (rule-based, like
     SafeBench's autopilot: target 8 m/s, reacts to what is in its path). ``cautious``: the same
-    plus a 3 s constant-velocity conflict prediction with emergency braking (BehaviorAgent-like)."""
+    plus a constant-velocity conflict prediction with emergency braking (BehaviorAgent-like)."""
 
     name: str = "idm"
     v_target: float = 8.0  # m/s, SafeBench's desired speed
@@ -92,106 +89,528 @@ class PlannerParams:
 
 PLANNERS = {
     "idm": PlannerParams("idm"),
-    "cautious": PlannerParams(
-        "cautious", v_target=8.0, time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0
-    ),
+    "cautious": PlannerParams("cautious", time_headway=2.0, min_gap=3.0, predict=True, horizon=4.0),
     # ScenePilot-v1: IDM with a human-like brake onset (jerk <= 8 m/s^3: about 1 s from cruising
     # to full braking, RSS's ego response time) and a 1.0 s headway at 9 m/s
-    "human": PlannerParams(
-        "human", v_target=9.0, time_headway=1.0, min_gap=2.0, jerk_max=8.0, b_emergency=8.0
-    ),
+    "human": PlannerParams("human", v_target=9.0, time_headway=1.0, jerk_max=8.0),
 }
 
 
-# --------------------------------------------------------------------------- geometry helpers
+# --------------------------------------------------------------------------- route tables
 
 
-def boxes_overlap(x1, y1, h1, l1, w1, x2, y2, h2, l2, w2) -> np.ndarray:
-    """Separating-axis test between oriented boxes (centre, heading, length, width), elementwise."""
-    dx, dy = x2 - x1, y2 - y1
-    c1, s1, c2, s2 = np.cos(h1), np.sin(h1), np.cos(h2), np.sin(h2)
-    overlap = np.ones(np.broadcast(dx, dy).shape, dtype=bool)
-    for ax, ay in ((c1, s1), (-s1, c1), (c2, s2), (-s2, c2)):
-        dist = np.abs(dx * ax + dy * ay)
-        r1 = 0.5 * l1 * np.abs(c1 * ax + s1 * ay) + 0.5 * w1 * np.abs(-s1 * ax + c1 * ay)
-        r2 = 0.5 * l2 * np.abs(c2 * ax + s2 * ay) + 0.5 * w2 * np.abs(-s2 * ax + c2 * ay)
-        overlap &= dist <= r1 + r2
-    return overlap
+def _prepare(typ: Any, x0: Any, y0: Any, h0: Any, ln: Any, sw: Any, s0: Any, sl: Any) -> tuple:
+    """A route primitive with the constants its projection needs (cos, sin, arc centre)."""
+    ch, sh = cos(h0), sin(h0)
+    sign = where(sw >= 0, 1.0, -1.0)
+    cx, cy = x0 - sign * ln * sh, y0 + sign * ln * ch
+    return (typ > 0.5, x0, y0, h0, ln, s0, ch, sh, sign, cx, cy, h0 - sign * (np.pi / 2), abs(sw))
 
 
-def _wrap(a: np.ndarray) -> np.ndarray:
+_ROUTE = ("total", "route_len", "max_dist", "j_entry", "j_exit", "passing", "adv_base", "adv_scale",
+          "lead_after", "end_x", "end_y")  # fmt: skip
+
+
+def _tables(adv: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Per-scenario tables of the step, with the adversary speed tables of ``adv``."""
+    pr = TABLES["prims"]
+    tb = {**TABLES, **(adv or {}), "total": (pr[:, :, 6] + pr[:, :, 7]).max(axis=1)}
+    tb["end_x"], tb["end_y"] = TABLES["route_end"].T
+    tb["prep"] = np.stack([np.stack(_prepare(*p.T), axis=1) for p in pr.transpose(1, 0, 2)], 1)
+    return tb
+
+
+class _Route:
+    """A route and the per-scenario constants of one scene (floats) or N scenes (arrays)."""
+
+    __slots__ = ("prims", "prep", "rects", *_ROUTE)
+
+    def __init__(self, tb: dict[str, Any], rows: Any) -> None:
+        pr, pp, rc = tb["prims"][rows], tb["prep"][rows], tb["rects"][rows]
+        if isinstance(rows, int):
+            self.prims, self.rects = ([tuple(a) for a in x.tolist()] for x in (pr, rc))
+            self.prep = [(p[0] > 0.5, *p[1:]) for p in pp.tolist()]
+        else:
+            self.prims, self.rects = ([tuple(a.T) for a in x.transpose(1, 0, 2)] for x in (pr, rc))
+            self.prep = [(pp[:, k, 0] > 0.5, *pp[:, k, 1:].T) for k in range(3)]
+        for k in _ROUTE:
+            setattr(self, k, tb[k][rows].tolist() if isinstance(rows, int) else tb[k][rows])
+
+
+def _wrap(a: Any) -> Any:
     return (a + np.pi) % (2 * np.pi) - np.pi
 
 
-def project_on_route(prims: np.ndarray, qx: np.ndarray, qy: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Project points on routes made of line/arc primitives.
+def boxes_overlap(x1, y1, h1, l1, w1, x2, y2, h2, l2, w2):  # type: ignore[no-untyped-def]
+    """Separating-axis test between oriented boxes (centre, heading, length, width), per lane."""
+    dx, dy = x2 - x1, y2 - y1
+    c1, s1, c2, s2 = cos(h1), sin(h1), cos(h2), sin(h2)
+    hl1, hw1, hl2, hw2 = 0.5 * l1, 0.5 * w1, 0.5 * l2, 0.5 * w2
+    hit = True
+    for ax, ay in ((c1, s1), (-s1, c1), (c2, s2), (-s2, c2)):
+        r1 = hl1 * abs(c1 * ax + s1 * ay) + hw1 * abs(-s1 * ax + c1 * ay)
+        r2 = hl2 * abs(c2 * ax + s2 * ay) + hw2 * abs(-s2 * ax + c2 * ay)
+        hit = hit & (abs(dx * ax + dy * ay) <= r1 + r2)
+        if not any_(hit):
+            break
+    return hit
 
-    ``prims`` (N, P, 8); ``qx``, ``qy`` (N, M). Returns (s, lateral (left +), route heading,
-    distance), each (N, M).
-    """
-    typ, x0, y0, h0, ln, sw, s0 = (prims[:, None, :, i] for i in range(7))
-    qx, qy = qx[:, :, None], qy[:, :, None]
-    is_arc = typ > 0.5
-    ch, sh = np.cos(h0), np.sin(h0)
-    wx, wy = qx - x0, qy - y0
-    t = np.minimum(np.maximum(wx * ch + wy * sh, 0.0), ln)
-    sign = np.where(sw >= 0, 1.0, -1.0)
-    cx, cy = x0 - sign * ln * sh, y0 + sign * ln * ch
-    th0 = h0 - sign * (np.pi / 2)
-    rq = np.hypot(qx - cx, qy - cy)
-    tau = np.minimum(np.maximum(sign * _wrap(np.arctan2(qy - cy, qx - cx) - th0), 0.0), np.abs(sw))
-    th = th0 + sign * tau
-    px = np.where(is_arc, cx + ln * np.cos(th), x0 + ch * t)
-    py = np.where(is_arc, cy + ln * np.sin(th), y0 + sh * t)
-    lat = np.where(is_arc, sign * (ln - rq), ch * wy - sh * wx)
-    s = s0 + np.where(is_arc, ln * tau, t)
-    head = np.where(is_arc, h0 + sign * tau, h0 + 0.0 * t)
-    dist = np.hypot(qx - px, qy - py)
-    outs = [s, lat, head, dist]
-    best = [a[:, :, 0] for a in outs]
-    for k in range(1, dist.shape[2]):
-        better = dist[:, :, k] < best[3]
-        best = [np.where(better, a[:, :, k], b) for a, b in zip(outs, best)]
-    return tuple(best)
+
+def project(prep: list, qx: Any, qy: Any) -> tuple[Any, Any, Any, Any]:
+    """(s, lateral (left +), route heading, distance) of a point on a route of prepared primitives;
+    the closest primitive wins (the first one on ties)."""
+    best: tuple[Any, Any, Any, Any] | None = None
+    for arc, x0, y0, h0, ln, s0, ch, sh, sign, cx, cy, th0, abs_sw in prep:
+        wx, wy = qx - x0, qy - y0
+        t = fmin(fmax(wx * ch + wy * sh, 0.0), ln)
+        px, py = x0 + ch * t, y0 + sh * t
+        lat, s, head = ch * wy - sh * wx, s0 + t, h0 + 0.0 * t
+        if any_(arc):
+            rq = hypot(qx - cx, qy - cy)
+            tau = fmin(fmax(sign * _wrap(atan2(qy - cy, qx - cx) - th0), 0.0), abs_sw)
+            th = th0 + sign * tau
+            px, py = where(arc, cx + ln * cos(th), px), where(arc, cy + ln * sin(th), py)
+            lat, s = where(arc, sign * (ln - rq), lat), where(arc, s0 + ln * tau, s)
+            head = where(arc, h0 + sign * tau, head)
+        dist = hypot(qx - px, qy - py)
+        if best is None:
+            best = (s, lat, head, dist)
+        else:
+            better = dist < best[3]
+            best = (where(better, s, best[0]), where(better, lat, best[1]),
+                    where(better, head, best[2]), where(better, dist, best[3]))  # fmt: skip
+    assert best is not None
+    return best
+
+
+def _route_point(prims: list, total: Any, s: Any) -> tuple[Any, Any, Any]:
+    """Point and heading at arc length ``s`` along a route (clipped to its ends)."""
+    s = clip(s, 0.0, total)
+    typ, x0, y0, h0, ln, sw, s0, _ = prims[0]
+    found = False
+    for p in prims:
+        hit = (s >= p[6]) & ((s < p[6] + p[7]) | (p[7] <= 0) | (p[6] + p[7] >= total)) & (p[7] > 0)
+        take = hit & not_(found)
+        if any_(take):
+            typ, x0, y0, h0, ln, sw, s0 = (where(take, a, b) for a, b in
+                                           zip(p[:7], (typ, x0, y0, h0, ln, sw, s0)))  # fmt: skip
+        found = found | hit
+        if all_(found):
+            break
+    d = s - s0
+    arc = typ > 0.5
+    px, py, head = x0 + cos(h0) * d, y0 + sin(h0) * d, h0
+    if any_(arc):
+        sign = where(sw >= 0, 1.0, -1.0)
+        tau = d / fmax(ln, 1e-9)
+        cx, cy = x0 - sign * ln * sin(h0), y0 + sign * ln * cos(h0)
+        hh = h0 + sign * tau
+        px, py = where(arc, cx + sign * ln * sin(hh), px), where(arc, cy - sign * ln * cos(hh), py)
+        head = where(arc, hh, head)
+    return px, py, head
+
+
+# --------------------------------------------------------------------------- kernel (lanes)
+
+
+class Scene:
+    """The state of one scene (Python floats) or N scenes (NumPy arrays, one per scene): per body
+    lists [ego, adversary, other] and per scene values, as the kernel reads and writes them."""
+
+    __slots__ = ("kind", "x", "y", "yaw", "v", "beta", "L", "W", "vx", "vy", "ax", "ay", "frozen",
+                 "a_max", "b_max", "v_max", "spawn_x", "spawn_y", "scripted", "scn", "t", "passing",
+                 "pass_end", "pass_obst", "lat_target", "ego_s", "ego_lat", "ego_head", "proj",
+                 "lane_prev", "last_ctl", "vehicle_front", "has_light", "green_from",
+                 "green_until", "m", "route", "sigma", "feat")  # fmt: skip
+
+
+def leaders(S: Scene, lat_center: Any) -> list[tuple[Any, Any, Any, Any]]:
+    """Gap (inf if not in the corridor ahead), along-route speed, s and lateral of bodies 1 and 2."""
+    out = []
+    hw0, hl0 = 0.5 * S.W[0], 0.5 * S.L[0]
+    for j in (1, 2):
+        s, lat, head = S.proj[j]
+        if not any_(S.kind[j] != KIND_NONE):
+            out.append((where(True, INF, s), 0.0 * s, s, lat))
+            continue
+        rel = S.yaw[j] - head
+        cr, sr = abs(cos(rel)), abs(sin(rel))
+        perp = sr * S.L[j] + cr * S.W[j]
+        along = 0.5 * (cr * S.L[j] + sr * S.W[j])
+        in_corr = (abs(lat - lat_center) < hw0 + 0.5 * perp + 0.3) & (S.kind[j] != KIND_NONE)
+        gap = where(in_corr & (s > S.ego_s), fmax(s - S.ego_s - hl0 - along, 0.01), INF)
+        out.append((gap, S.v[j] * cos(S.yaw[j] + S.beta[j] - head), s, lat))
+    return out
+
+
+def update_projection(S: Scene, all_bodies: bool = False) -> None:
+    """Project the bodies on the ego's route (absent ones only when ``all_bodies``) and set
+    ``vehicle_front`` (something within 20 m ahead in the ego's corridor)."""
+    prep = S.route.prep
+    S.ego_s, S.ego_lat, S.ego_head, _ = project(prep, S.x[0], S.y[0])
+    for j in (1, 2):
+        if all_bodies or any_(S.kind[j] != KIND_NONE):
+            S.proj[j] = project(prep, S.x[j], S.y[j])[:3]
+    (g1, *_), (g2, *_) = leaders(S, S.lat_target)
+    S.vehicle_front = where((g1 < 20.0) | (g2 < 20.0), 1.0, 0.0)
+
+
+def update_passing(P: PlannerParams, S: Scene, allow: Any) -> None:
+    """Scenario 4's passing manoeuvre: leave the lane around a stopped car when the gap allows."""
+    v = S.v[0]
+    lead = leaders(S, 0.0)
+    stopped = [isfinite(g) & (abs(S.v[j]) < 0.5) & (g < 25.0) for j, (g, *_) in zip((1, 2), lead)]
+    first = stopped[0] | not_(stopped[1])  # the first stopped body (body 1 when none)
+    s_obst, gap_obst = where(first, lead[0][2], lead[1][2]), where(first, lead[0][0], lead[1][0])
+    len_obst = where(first, S.L[1], S.L[2])
+    in_pass, ahead, t_meet = [], [], []
+    for j, (_, _, s_a, lat_a) in zip((1, 2), lead):
+        dyn = (S.kind[j] != KIND_NONE) & (S.kind[j] != KIND_STATIC)
+        in_pass.append(dyn & (abs(lat_a - LANE) < 2.5))
+        ahead.append(s_a - S.ego_s)
+        t_meet.append(where(ahead[-1] > -8.0, ahead[-1] / fmax(v + abs(S.v[j]), 1.0), INF))
+    if P.predict:  # cautious: the oncoming gap must exceed the passing time + margin
+        t_pass = (gap_obst + len_obst + 12.0) / fmax(v, 4.0) + P.pass_time_margin
+        blocked = (in_pass[0] & (t_meet[0] < t_pass)) | (in_pass[1] & (t_meet[1] < t_pass))
+    else:  # idm: clear if no car in the oncoming lane within pass_clear_ahead metres
+        near = [(a > -8.0) & (a < P.pass_clear_ahead) for a in ahead]
+        blocked = (in_pass[0] & near[0]) | (in_pass[1] & near[1])
+    start = allow & not_(S.passing) & (stopped[0] | stopped[1]) & not_(blocked)
+    passing = S.passing | start
+    S.pass_end = where(start, s_obst + 0.5 * len_obst + 8.0, S.pass_end)
+    S.pass_obst = where(start, s_obst - 0.5 * len_obst, S.pass_obst)
+    if P.predict:  # cautious: abort (back behind the obstacle) if the oncoming gap closes first
+        behind = S.ego_s + 0.5 * S.L[0] < S.pass_obst - 1.0
+        remaining = (S.pass_end - S.ego_s) / fmax(v, 4.0) + P.pass_time_margin
+        threat = [p & (a > 0) & (t < remaining) for p, a, t in zip(in_pass, ahead, t_meet)]
+        passing = passing & not_(behind & (threat[0] | threat[1]))
+    S.passing = passing & not_(passing & (S.ego_s > S.pass_end))
+    S.lat_target = where(S.passing, LANE, 0.0)
+
+
+def predictive_brake(P: PlannerParams, S: Scene) -> Any:
+    """Cautious planner: brake for the earliest predicted box conflict within the horizon."""
+    v, R = S.v[0], S.route
+    x0, y0, yaw0, L0 = S.x[0], S.y[0], S.yaw[0], S.L[0]
+    c0, s0 = cos(yaw0), sin(yaw0)
+    others = []  # dynamic bodies that are not followers (those are theirs to avoid)
+    for j in (1, 2):
+        rel_x = c0 * (S.x[j] - x0) + s0 * (S.y[j] - y0)
+        follower = (rel_x < -0.5 * L0) & (abs(_wrap(S.yaw[j] - yaw0)) < np.pi / 3)
+        others.append((S.kind[j] != KIND_NONE) & (S.kind[j] != KIND_STATIC) & not_(follower))
+    t_conf = where(True, INF, v)
+    if any_(others[0] | others[1]):
+        v_pred, lat, found = fmax(v, 3.0), S.lat_target, False
+        for k in range(1, 11):
+            tk = k * (P.horizon / 10)
+            px, py, ph = _route_point(R.prims, R.total, S.ego_s + v_pred * tk)
+            ex, ey = px - sin(ph) * lat, py + cos(ph) * lat
+            hit = False
+            for j in (1, 2):
+                if any_(others[j - 1]):
+                    ox, oy = S.x[j] + S.vx[j] * tk, S.y[j] + S.vy[j] * tk
+                    box = boxes_overlap(ex, ey, ph, L0 + 1.0, S.W[0] + 0.4, ox, oy, S.yaw[j],
+                                        S.L[j], S.W[j])  # fmt: skip
+                    hit = hit | (others[j - 1] & box)
+            t_conf = where(hit & not_(found), tk, t_conf)
+            found = found | hit
+            if all_(found):
+                break
+    # yield before the junction, never stop inside it (clear the junction instead)
+    half = 0.5 * L0
+    inside = (S.ego_s + half > R.j_entry) & (S.ego_s - half < R.j_exit)
+    t_conf = where(inside, INF, t_conf)
+    finite = isfinite(t_conf)
+    if not any_(finite):
+        return INF
+    d_stop_line = where(isfinite(R.j_entry), R.j_entry - S.ego_s - half - 1.0, INF)
+    d_avail = fmax(fmin(v * where(finite, t_conf, 0.0) - 1.0, d_stop_line), 0.3)
+    a_req = where(finite, v * v / (2 * d_avail), 0.0)
+    brake = where(a_req > 0.5, -clip(fmax(a_req, 2.0), 0.0, P.b_emergency), INF)
+    brake = where(finite & (t_conf <= 1.0) & (v > 0.5), -P.b_emergency, brake)
+    # conflict predicted while standing still: stay put
+    return where(finite & (v <= 0.5) & (t_conf <= 1.5), -P.b_emergency, brake)
+
+
+def plan_ego(P: PlannerParams, S: Scene, lights: bool) -> tuple[Any, Any]:
+    """The planner's acceleration (m/s^2) and steering (rad)."""
+    v, R = S.v[0], S.route
+    if any_(R.passing):
+        update_passing(P, S, R.passing)
+    x0, y0, yaw0 = S.x[0], S.y[0], S.yaw[0]
+    # lateral: pure pursuit on the route shifted by lat_target
+    px, py, ph = _route_point(R.prims, R.total, S.ego_s + clip(2.0 + 0.8 * v, 5.0, 15.0))
+    px, py = px - sin(ph) * S.lat_target, py + cos(ph) * S.lat_target
+    alpha = _wrap(atan2(py - y0, px - x0) - yaw0)
+    kappa = 2.0 * sin(alpha) / fmax(hypot(px - x0, py - y0), 1.0)
+    sin_beta = clip(kappa * S.L[0] / 2.0, -0.99, 0.99)
+    steer = clip(atan(2.0 * tan(asin(sin_beta))), -MAX_STEER, MAX_STEER)
+    # longitudinal: IDM towards min(v_target, curve limits ahead)
+    v_des = P.v_target
+    for typ, _, _, _, ln, _, s0, sl in R.prims:
+        arc = typ > 0.5
+        if any_(arc):
+            v_arc = sqrt(P.a_lat_max * fmax(ln, 1e-3))
+            to_arc = s0 - S.ego_s
+            lim = where(to_arc <= 0, v_arc, sqrt(v_arc * v_arc + 2 * P.b_comf * fmax(to_arc, 0.0)))
+            v_des = fmin(v_des, where(arc & (to_arc + sl > 0), lim, INF))  # arcs behind: no limit
+    free = 1.0 - (v / fmax(v_des, 0.1)) ** 4
+    inter, close = 0.0, False
+    root = 2 * math.sqrt(P.a_max * P.b_comf)
+    for gap, v_lead, _, _ in leaders(S, S.lat_target):
+        s_star = P.min_gap + fmax(0.0, v * P.time_headway + v * (v - v_lead) / root)
+        q = s_star / gap
+        inter = fmax(inter, where(isfinite(gap), q * q, 0.0))
+        close = close | (gap < P.emergency_distance)
+    acc = where(close & (v > 0.5), -P.b_emergency, P.a_max * (free - inter))
+    if P.predict:
+        acc = fmin(acc, predictive_brake(P, S))
+    if lights:
+        acc = fmin(acc, light_brake(P, S.v[0], S.ego_s + 0.5 * S.L[0], R.j_entry, S.t, S.green_from,
+                                    S.green_until, S.has_light))  # fmt: skip
+    return clip(acc, -P.b_emergency, 3.5), steer
+
+
+def move(S: Scene, acc: list, steer: list, moving: list) -> list:
+    """Advance every body by DT under (acc, steer): highway-env's kinematic bicycle, walkers
+    translate; pose, speed, velocity and finite-difference acceleration. Returns the yaw rates."""
+    rates = []
+    for j in range(N_BODIES):
+        m = moving[j]
+        if any_(m):
+            walker = S.kind[j] == KIND_WALKER
+            v, b = S.v[j], where(walker, 0.0, atan(0.5 * tan(steer[j])))
+            hb = S.yaw[j] + b
+            S.x[j] = where(m, S.x[j] + v * cos(hb) * DT, S.x[j])
+            S.y[j] = where(m, S.y[j] + v * sin(hb) * DT, S.y[j])
+            rate = where(walker, 2.0 * steer[j], v * sin(b) / (S.L[j] / 2.0))
+            S.yaw[j] = where(m, S.yaw[j] + rate * DT, S.yaw[j])
+            S.beta[j] = where(m, b, S.beta[j])
+            a = clip(acc[j], -S.b_max[j], S.a_max[j])
+            nv, rate = where(m, fmin(fmax(v + a * DT, 0.0), S.v_max[j]), 0.0), where(m, rate, 0.0)
+        else:  # speed 0 along the old heading; a frozen body reports its deceleration
+            nv = rate = where(m, 0.0, 0.0)
+        hb = S.yaw[j] + S.beta[j]
+        nvx, nvy = nv * cos(hb), nv * sin(hb)
+        keep = m | S.frozen[j]
+        S.ax[j] = where(keep, (nvx - S.vx[j]) / DT, 0.0)
+        S.ay[j] = where(keep, (nvy - S.vy[j]) / DT, 0.0)
+        S.v[j], S.vx[j], S.vy[j] = nv, nvx, nvy
+        rates.append(rate)
+    return rates
+
+
+def measure(S: Scene, feas: FeasibilityParams) -> tuple[Any, list, Any, Any, Any]:
+    """sigma, Phi's six features, TTC, distance and presence against the closest dynamic NPC."""
+    x0, y0 = S.x[0], S.y[0]
+    dyn = [(S.kind[j] != KIND_NONE) & (S.kind[j] != KIND_STATIC) for j in (1, 2)]
+    present = dyn[0] | dyn[1]
+    yaw_err = _wrap(S.yaw[0] - S.ego_head)
+    state4 = [S.ego_lat, -yaw_err, S.v[0], S.vehicle_front]
+    if not any_(present):
+        return 0.0 * x0, [*state4, 0.0 * x0, 0.0 * x0], INF + 0.0 * x0, INF + 0.0 * x0, present
+    d1 = where(dyn[0], hypot(S.x[1] - x0, S.y[1] - y0), INF)
+    d2 = where(dyn[1], hypot(S.x[2] - x0, S.y[2] - y0), INF)
+    two = d2 < d1  # the closest (body 1 on ties)
+
+    def pick(f: list) -> Any:
+        return where(two, f[2], f[1])
+
+    nx, ny, nyaw, nvx, nvy = pick(S.x), pick(S.y), pick(S.yaw), pick(S.vx), pick(S.vy)
+    ego = (x0, y0, S.yaw[0], S.vx[0], S.vy[0], S.L[0] / 2, S.W[0] / 2)
+    npc = (nx, ny, nyaw, nvx, nvy, pick(S.L) / 2, pick(S.W) / 2)
+    a_n = pick(S.ax) * cos(nyaw) + pick(S.ay) * sin(nyaw) if feas.crossing == "conflict" else 0.0
+    sig = where(present, sigma_lanes(ego, npc, feas, a_n), 0.0)
+    dist, _, ttc, dot = ttc_lanes(nx - x0, ny - y0, nvx - S.vx[0], nvy - S.vy[0], present)
+    inv_d = where(present, 1.0 / (dist + 1.0), 0.0)
+    feat = [*state4, inv_d, where(present, tanh(dot / dist / 10.0), 0.0)]
+    return sig, feat, ttc, where(present, dist, INF), present
+
+
+def step_lanes(w: KinematicWorld, S: Scene, adv: Any, ego: Any, on: Any) -> tuple:
+    """One step of the scenes in ``S`` (``on``: the lanes that step, True for all)."""
+    P, R, M = w.planner, S.route, S.m
+    # ---- ego control
+    if w.external_ego and not w.ego_residual:
+        if ego is None:
+            raise ValueError("KinematicWorld.step: planner='external' needs ego_control")
+        acc_e, steer_e = ego[0] * EGO_RL_ACC, ego[1] * EGO_RL_STEER
+    else:
+        acc_e, steer_e = plan_ego(P, S, w.lights_on)
+        if w.ego_residual and ego is not None:
+            acc_e, steer_e = acc_e + ego[0] * EGO_RL_ACC, steer_e + ego[1] * EGO_RL_STEER
+        if P.jerk_max > 0:
+            dj = P.jerk_max * DT
+            acc_e = clip(acc_e, S.last_ctl[0] - dj, S.last_ctl[0] + dj)
+    acc_e, steer_e = clip(acc_e, -8.0, 3.5), clip(steer_e, -MAX_STEER, MAX_STEER)
+    S.last_ctl = [acc_e, steer_e]
+    acc, steer = [acc_e, 0.0, 0.0], [steer_e, 0.0, 0.0]
+    # ---- adversary (body 1) and the scripted third body: full throttle / brake to a target speed
+    if w.action_mode == "speed":
+        target = R.adv_base + R.adv_scale * adv[0]
+        if any_(R.lead_after > 0):  # scenario 3: scripted until it moved lead_after metres
+            moved = hypot(S.x[1] - S.spawn_x, S.y[1] - S.spawn_y)
+            target = where((R.lead_after > 0) & (moved < R.lead_after), SCRIPTED_REACH, target)
+        acc[1] = fmin(fmax((fmax(target, 0.0) - S.v[1]) / DT, -S.b_max[1]), S.a_max[1])
+    else:
+        acc[1], steer[1] = adv[0] * ADV_ACC_MAX, adv[1] * ADV_STEER_MAX
+    acc[2] = fmin(fmax((S.scripted - S.v[2]) / DT, -S.b_max[2]), S.a_max[2])
+    # ---- integrate
+    moving = [(S.kind[j] != KIND_NONE) & (S.kind[j] != KIND_STATIC) & not_(S.frozen[j]) & on
+              for j in range(N_BODIES)]  # fmt: skip
+    if on is not True:
+        acc = [where(on, a, 0.0) for a in acc]
+    rates = move(S, acc, steer, moving) if w.physics is None else w.physics(S, acc, steer, moving)
+    # ---- collisions
+    hits = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        both = (S.kind[a] != KIND_NONE) & (S.kind[b] != KIND_NONE)
+        if any_(both):
+            both = both & boxes_overlap(S.x[a], S.y[a], S.yaw[a], S.L[a], S.W[a],
+                                        S.x[b], S.y[b], S.yaw[b], S.L[b], S.W[b])  # fmt: skip
+        hits.append(both)
+    collision, newly = (hits[0] | hits[1]) & on, hits[2] & not_(S.frozen[1]) & on
+    S.frozen[1] = S.frozen[1] | hits[2]
+    S.frozen[2] = S.frozen[2] | (hits[2] & (S.kind[2] != KIND_STATIC))
+    # ---- route progress and metrics (``on is True``: every lane steps, nothing to mask)
+    update_projection(S)
+    every = on is True
+    x0, y0, ego_lat = S.x[0], S.y[0], S.ego_lat
+    on_road = False
+    for r0, r1, r2, r3 in R.rects:
+        on_road = on_road | ((x0 >= r0) & (x0 <= r1) & (y0 >= r2) & (y0 <= r3))
+    lane = floor((ego_lat + LANE / 2) / LANE)
+    completion = clip(S.ego_s / R.route_len, 0.0, 1.0)
+    d_ego, moved0 = S.v[0] * DT, moving[0]
+    if not every:
+        d_ego, ego_lat = where(on, d_ego, 0.0), where(on, ego_lat, 0.0)
+    M["driven"] = M["driven"] + d_ego
+    M["off_road"] = M["off_road"] + where(on_road, 0.0, d_ego)
+    M["dist_route"] = M["dist_route"] + abs(ego_lat)
+    M["lane_inv"] = M["lane_inv"] + where(on & (lane != S.lane_prev), 1.0, 0.0)
+    jerk = hypot(S.ax[0], S.ay[0])
+    M["acc_sum"] = M["acc_sum"] + (jerk if every else where(on, jerk, 0.0))
+    M["yaw_change"] = M["yaw_change"] + where(moved0, abs(rates[0]) * DT, 0.0)
+    S.lane_prev = lane if every else where(on, lane, S.lane_prev)
+    best = fmax(M["completion"], completion)
+    M["completion"] = best if every else where(on, best, M["completion"])
+    reached = (completion > 0.99) & (hypot(x0 - R.end_x, y0 - R.end_y) < 10.0)
+    M["collided"] = fmax(M["collided"], where(collision, 1.0, 0.0))
+    M["adv_other"] = fmax(M["adv_other"], where(newly, 1.0, 0.0))
+    S.t = S.t + (1 if every else where(on, 1, 0))
+    terminated = (collision | reached) & on
+    truncated = ((S.t >= w.max_steps) | (M["driven"] > R.max_dist)) & not_(terminated) & on
+    # ---- sigma, TTC and Phi's features
+    sig, feat, ttc, dist, _ = measure(S, w.feas)
+    sig_on = sig if every else where(on, sig, 0.0)
+    M["j_sigma"] = M["j_sigma"] + sig_on
+    M["feasible"] = M["feasible"] + where(on & (sig >= w.k_feasible), 1.0, 0.0)
+    M["feasible_strict"] = M["feasible_strict"] + where(on & (sig >= STRICT_K), 1.0, 0.0)
+    M["steps"] = M["steps"] + (1.0 if every else where(on, 1.0, 0.0))
+    if every:
+        M["min_sigma"], M["min_ttc"] = fmin(M["min_sigma"], sig), fmin(M["min_ttc"], ttc)
+    else:
+        M["min_sigma"] = where(on, fmin(M["min_sigma"], sig), M["min_sigma"])
+        M["min_ttc"] = where(on, fmin(M["min_ttc"], ttc), M["min_ttc"])
+    risk = ttc_risk(ttc)  # rlconfig adv_reward, before Phi
+    return (collision, newly, terminated, truncated, sig, feat, ttc, dist, completion, not_(on_road),
+            risk)  # fmt: skip
+
+
+def observation_lanes(S: Scene) -> list:
+    """27 lanes: [x, y, yaw, cos, sin, vx, vy, ax, ay] of ego, adversary, other (zeros if absent)."""
+    out = []
+    for j in range(N_BODIES):
+        h, p = S.yaw[j], S.kind[j] != KIND_NONE
+        if not any_(p):
+            out += [0.0 * h] * OBS_PER_ACTOR
+            continue
+        vals = [S.x[j], S.y[j], _wrap(h), cos(h), sin(h), S.vx[j], S.vy[j], S.ax[j], S.ay[j]]
+        out += vals if all_(p) else [where(p, a, 0.0) for a in vals]
+    return out
+
+
+def ego_observation_lanes(S: Scene) -> list:
+    """12 lanes: SafeBench's 4-D ego state + (dx, dy, dvx, dvy) of both NPCs in the ego frame."""
+    c, s = cos(S.yaw[0]), sin(S.yaw[0])
+    out = [S.ego_lat, -_wrap(S.yaw[0] - S.ego_head), S.v[0], S.vehicle_front]
+    for j in (1, 2):
+        rx, ry = S.x[j] - S.x[0], S.y[j] - S.y[0]
+        rvx, rvy = S.vx[j] - S.vx[0], S.vy[j] - S.vy[0]
+        p = S.kind[j] != KIND_NONE
+        out += [where(p, c * rx + s * ry, 100.0), where(p, -s * rx + c * ry, 0.0),
+                where(p, c * rvx + s * rvy, 0.0), where(p, -s * rvx + c * rvy, 0.0)]  # fmt: skip
+    return out
+
+
+_KERNEL = [boxes_overlap, _wrap, project, _route_point, leaders, update_projection, update_passing,
+           predictive_brake, plan_ego, move, measure, step_lanes, observation_lanes,
+           ego_observation_lanes, _prepare]  # fmt: skip
+_ONE = scalar_twins(_KERNEL, globals(), sigma_lanes=sigma_lanes_one, light_brake=light_brake_one,
+                    ttc_lanes=ttc_lanes_one, ttc_risk=ttc_risk_one)  # fmt: skip
+boxes_overlap_one = _ONE["boxes_overlap"]
+
+
+def project_one(prims: list, qx: float, qy: float) -> tuple[float, float, float, float]:
+    """(s, lateral, route heading, distance) of a point on one route (primitives as lists)."""
+    return _ONE["project"]([_ONE["_prepare"](*row) for row in prims], qx, qy)
+
+
+def route_point_one(prims: list, total: float, s: float) -> tuple[float, float, float]:
+    """Point and heading at arc length ``s`` along one route (primitives as lists)."""
+    return _ONE["_route_point"]([tuple(p) for p in prims], total, s)
+
+
+def project_on_route(prims: np.ndarray, qx: np.ndarray, qy: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Project points on routes: ``prims`` (N, P, 8); ``qx``, ``qy`` (N, M). Returns (s, lateral
+    (left +), route heading, distance), each (N, M)."""
+    prep = [_prepare(*(prims[:, k, i][:, None] for i in range(8))) for k in range(prims.shape[1])]
+    return project(prep, qx, qy)
 
 
 def route_point(prims: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Point and heading at arc length ``s`` (N,) along each route; clipped to the route's end."""
-    typ, x0, y0, h0, ln, sw, s0, sl = (prims[:, :, i] for i in range(8))
-    total = (s0 + sl).max(axis=1)
-    s = np.clip(s, 0.0, total)[:, None]
-    inside = (s >= s0) & ((s < s0 + sl) | (sl <= 0) | (s0 + sl >= total[:, None]))
-    k = np.argmax(inside & (sl > 0), axis=1)[:, None]
-    g = lambda a: np.take_along_axis(a, k, axis=1)[:, 0]  # noqa: E731
-    typ, x0, y0, h0, ln, sw, s0 = g(typ), g(x0), g(y0), g(h0), g(ln), g(sw), g(s0)
-    d = s[:, 0] - s0
-    sign = np.where(sw >= 0, 1.0, -1.0)
-    is_arc = typ > 0.5
-    tau = np.where(is_arc, d / np.maximum(ln, 1e-9), 0.0)
-    cx, cy = x0 - sign * ln * np.sin(h0), y0 + sign * ln * np.cos(h0)
-    hh = h0 + sign * tau
-    px = np.where(is_arc, cx + sign * ln * np.sin(hh), x0 + np.cos(h0) * d)
-    py = np.where(is_arc, cy - sign * ln * np.cos(hh), y0 + np.sin(h0) * d)
-    return px, py, np.where(is_arc, hh, h0)
+    """Point and heading at arc length ``s`` (N,) along each route ``prims`` (N, P, 8)."""
+    total = (prims[:, :, 6] + prims[:, :, 7]).max(axis=1)
+    return _route_point([tuple(prims[:, k].T) for k in range(prims.shape[1])], total, s)
 
 
 # --------------------------------------------------------------------------- the world
 
 
-@dataclass
-class StepResult:
-    """Everything one batched step produces (arrays of length N)."""
+class StepResult(NamedTuple):
+    """What a step produces: arrays of length N (:meth:`KinematicWorld.step`) or, for one scene,
+    Python scalars (:meth:`KinematicWorld.step_one`, which adds ``obs``, ``feat`` and ``scene``)."""
 
-    risk: np.ndarray
-    sigma_t: np.ndarray
-    sigma: np.ndarray
-    ttc: np.ndarray
-    collision: np.ndarray
-    adversary_collision: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    phi_used: bool
-    extra: dict[str, Any] = field(default_factory=dict)
+    risk: Any  # the TTC proxy (the env replaces it by Phi's)
+    sigma_t: Any
+    sigma: Any
+    ttc: Any
+    collision: Any
+    adversary_collision: Any
+    terminated: Any
+    truncated: Any
+    distance: Any
+    completion: Any
+    off_road: Any
+    obs: np.ndarray | None = None  # the (27,) observation after the step, when the step made it
+    feat: np.ndarray | None = None  # Phi's features after the step (float32)
+    scene: Scene | None = None  # the scene after the step (floats)
+
+
+# The state of a world lives in a few buffers: floats per body (N, field, body), per scene (N,
+# field), the metrics (N, key), and the integer and boolean arrays. The public arrays (``x``,
+# ``ego_s``, ``metrics``, ...) are views of them. A one-scene world keeps the scene its last step
+# left as Python floats (the float path reads and writes no array); reading a public array first
+# writes that scene back, so a world always shows its current state.
+_BODY_F = ("x", "y", "yaw", "v", "beta", "vx", "vy", "ax", "ay",  # moved by a step
+           "length", "width", "a_max", "b_max", "v_max", "spawn_x", "spawn_y", "scripted_speed")  # fmt: skip
+_N_MOVED = 9
+_SCENE_F = ("pass_end", "pass_obst", "lat_target", "ego_s", "ego_lat", "ego_head", "vehicle_front",
+            "sigma_prev")  # fmt: skip
+_SC = len(_SCENE_F)  # then last_ego_control (2), act_proj s, lat, head (2 each)
+_OTHER = {"scn": np.int64, "kind": np.int64, "frozen": bool, "t": np.int64, "lane_prev": np.int64,
+          "passing": bool, "feat_prev": np.float32}  # fmt: skip
+_PUBLIC = (*_BODY_F, *_SCENE_F, *_OTHER, "last_ego_control", "act_proj", "metrics")
 
 
 class KinematicWorld:
@@ -201,677 +620,294 @@ class KinematicWorld:
         n: number of scenes.
         scenarios: scenario ids a reset may draw from (uniformly).
         action_mode: ``"speed"`` (1-D target speed) or ``"acc_steer"`` (2-D) for the adversary.
-        planner: ``"idm"``, ``"cautious"`` or ``"external"`` (the ego's [acc, steer] is given to ``step``).
+        planner: ``"idm"``, ``"cautious"``, ``"human"`` or ``"external"`` (the ego's [acc, steer]
+            is given to ``step``).
         feasibility: sigma constants (``FeasibilityParams``).
-        phi: a :class:`RiskPredictor` (online or frozen) or ``None`` for the TTC risk only.
+        phi: must be None (the env holds the risk predictor; the world's risk is the TTC proxy).
         max_steps: steps per episode (300 = 30 s).
+        ego_residual: the ego's control given to ``step`` is added to the planner's.
+
+    The per-body arrays (``x``, ``v``, ... (N, 3)) and per-scene arrays (``ego_s``, ``t``, ...
+    (N,)) are views of a few buffers: write into them (``world.x[...] = ...``), never rebind them.
     """
 
-    def __init__(
-        self,
-        n: int,
-        scenarios: tuple[int, ...],
-        action_mode: str = "speed",
-        planner: str = "idm",
-        feasibility: FeasibilityParams | None = None,
-        phi: RiskPredictor | None = None,
-        max_steps: int = 300,
-        ego_residual: bool = False,
-    ) -> None:
-        self.n = int(n)
-        self.scenarios = np.asarray(scenarios, dtype=np.int64)
-        self.action_mode = action_mode
-        self.planner_name = planner
-        self.planner = PLANNERS.get(planner, PLANNERS["idm"])
-        self.external_ego = planner == "external"
-        self.ego_residual = ego_residual
-        self.feas = feasibility or FeasibilityParams()
-        self.phi = phi
-        self.max_steps = int(max_steps)
+    physics: Any = None  # backends with their own physics: (scene, acc, steer, moving) -> yaw rates
+
+    def __init__(self, n: int, scenarios: tuple[int, ...], action_mode: str = "speed", planner: str = "idm",
+                 feasibility: FeasibilityParams | None = None, phi: None = None, max_steps: int = 300,
+                 ego_residual: bool = False) -> None:  # fmt: skip
+        if phi is not None:
+            raise TypeError("KinematicWorld: phi must be None (the env holds the risk predictor)")
+        self.n = N = int(n)
+        self.scenarios, self.action_mode = np.asarray(scenarios, dtype=np.int64), action_mode
+        self.planner_name, self.planner = planner, PLANNERS.get(planner, PLANNERS["idm"])
+        self.external_ego, self.ego_residual = planner == "external", ego_residual
+        self.feas, self.max_steps = feasibility or FeasibilityParams(), int(max_steps)
         self.k_feasible = 0.0  # threshold k of the feasible-step count (feasible_ratio)
-        N, B = self.n, N_BODIES
-        self.scn = np.ones(N, dtype=np.int64)
-        self.kind = np.zeros((N, B), dtype=np.int64)
-        self.x, self.y, self.yaw, self.v = (np.zeros((N, B)) for _ in range(4))
-        self.beta = np.zeros((N, B))
-        self.length, self.width = np.ones((N, B)), np.ones((N, B))
-        self.vx, self.vy, self.ax, self.ay = (np.zeros((N, B)) for _ in range(4))
-        self.spawn_x, self.spawn_y = np.zeros((N, B)), np.zeros((N, B))
-        self.frozen = np.zeros((N, B), dtype=bool)
-        self.scripted_speed = np.zeros((N, B))
-        self.a_max, self.b_max, self.v_max = np.zeros((N, B)), np.zeros((N, B)), np.zeros((N, B))
-        self.t = np.zeros(N, dtype=np.int64)
-        self.passing = np.zeros(N, dtype=bool)
-        self.pass_end = np.zeros(N)
-        self.pass_obst = np.zeros(N)
-        self.lat_target = np.zeros(N)
-        self.sigma_prev = np.zeros(N)
-        self.feat_prev = np.zeros((N, 6), dtype=np.float32)
-        self.metrics: dict[str, np.ndarray] = {}
-        self._reset_metrics(np.arange(N))
-        self.ego_s = np.zeros(N)
-        self.ego_lat = np.zeros(N)
-        self.ego_head = np.zeros(N)
-        self.lane_prev = np.zeros(N, dtype=np.int64)
-        self.last_ego_control = np.zeros((N, 2))
-        self.fast = (
-            True  # one scene: step in Python floats (icml26.envs.driving.scalar), same results
-        )
-        # ScenePilot-v1 realism (icml26.envs.driving.realism); both off for v0
-        self.randomize = False
-        self.lights_on = False
+        self._body, self._sc = np.zeros((N, len(_BODY_F), N_BODIES)), np.zeros((N, _SC + 8))
+        self._m = np.tile(_METRIC_START, (N, 1))
+        shapes = {"kind": 3, "frozen": 3, "feat_prev": 6}
+        self._arr = {k: np.zeros((N, shapes[k]) if k in shapes else N, t)
+                     for k, t in _OTHER.items()}  # fmt: skip
+        self._arr["scn"][:] = 1
+        self._one: Scene | None = None  # a one-scene world's scene after its last step (floats)
+        self._bind_views()
+        self.length[...] = self.width[...] = 1.0
+        self.fast = True  # one scene: step in Python floats (the kernel's float binding)
+        # realism (randomized scenes, traffic lights): off unless the config switches them on
+        self.randomize = self.lights_on = False
         self.rparams: dict[str, np.ndarray] | None = None
         self.has_light = np.zeros(N, dtype=bool)
-        # ScenePilot-v2: per-scenario ranges of the randomized parameters (None: realism.RANGES) and
-        # overrides of the adversary tables adv_base / adv_scale / lead_after (None: TABLES')
+        # the scene tuning: randomized ranges (None: realism's) and adversary tables (None: layouts')
         self.ranges: dict[int, dict[str, Any]] | None = None
-        self.adv_tables: dict[str, np.ndarray] | None = None
+        self._adv_tables: dict[str, np.ndarray] | None = None
+        self._tb, self._routes = _tables(), {}
+
+    def _bind_views(self) -> None:
+        """The public arrays as views of the buffers (again after unpickling, which copies views)."""
+        v: dict[str, Any] = {name: self._body[:, i] for i, name in enumerate(_BODY_F)}
+        v.update({name: self._sc[:, i] for i, name in enumerate(_SCENE_F)})
+        v["last_ego_control"] = self._sc[:, _SC : _SC + 2]
+        v["act_proj"] = tuple(self._sc[:, _SC + 2 + 2 * k : _SC + 4 + 2 * k] for k in range(3))
+        v["metrics"] = {k: self._m[:, i] for i, k in enumerate(METRIC_KEYS)}
+        self._views = {**v, **self._arr}
+
+    def _flush(self) -> None:
+        """Write the one-scene float state back into the arrays (they become the state again)."""
+        S, self._one = self._one, None
+        if S is not None:
+            self._store(S, 0)
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._flush()
+        return {k: v for k, v in self.__dict__.items() if k != "_views"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
+
+    @property
+    def adv_tables(self) -> dict[str, np.ndarray] | None:
+        return self._adv_tables
+
+    @adv_tables.setter
+    def adv_tables(self, tables: dict[str, np.ndarray] | None) -> None:
+        self._adv_tables, self._tb, self._routes = tables, _tables(tables), {}
 
     @property
     def fast_path(self) -> bool:
-        """True when :meth:`step` takes the one-scene scalar path (N = 1, ``fast``, kinematic physics)."""
-        return self.n == 1 and self.fast and type(self)._integrate is KinematicWorld._integrate
+        """True when :meth:`step` takes the one-scene float path (N = 1, ``fast``, kinematic physics)."""
+        return self.n == 1 and self.fast and self.physics is None
 
-    # ------------------------------------------------------------------ reset
-    def _reset_metrics(self, idx: np.ndarray) -> None:
-        for k in (
-            "driven",
-            "off_road",
-            "dist_route",
-            "lane_inv",
-            "acc_sum",
-            "yaw_change",
-            "collided",
-            "adv_other",
-            "completion",
-            "j_risk",
-            "j_sigma",
-            "steps",
-            "feasible",
-            "min_ttc",
-            "feasible_strict",
-            "min_sigma",
-        ):
-            if k not in self.metrics:
-                self.metrics[k] = np.zeros(self.n)
-            self.metrics[k][idx] = np.inf if k == "min_ttc" else (1.0 if k == "min_sigma" else 0.0)
+    def _scene(self, rows: Any) -> Scene:
+        """The kernel's view of scenes ``rows``: 0 (floats; one-scene worlds: the cached scene if
+        any), None (all scenes, arrays) or an index array (those scenes, arrays)."""
+        if self._one is not None:
+            if isinstance(rows, int):
+                return self._one
+            self._flush()
+        S, A, one = Scene(), self._arr, isinstance(rows, int)
+        if one:
+            F = self._body[0].reshape(-1).tolist()
+            b = [F[3 * i : 3 * i + 3] for i in range(len(_BODY_F))]
+            sc = self._sc[0].tolist()
+            S.kind, S.frozen = A["kind"][0].tolist(), A["frozen"][0].tolist()
+            S.t, S.lane_prev, S.scn = int(A["t"][0]), int(A["lane_prev"][0]), int(A["scn"][0])
+            S.passing, S.has_light = bool(A["passing"][0]), bool(self.has_light[0])
+            S.m, S.feat = dict(zip(METRIC_KEYS, self._m[0].tolist())), A["feat_prev"][0].copy()
+            S.route = self._routes.get(S.scn)
+            if S.route is None:
+                S.route = self._routes[S.scn] = _Route(self._tb, S.scn)
+        else:
+            r = slice(None) if rows is None else rows
+            b, sc = [list(f.T) for f in self._body[r].transpose(1, 0, 2)], self._sc[r].T
+            S.kind, S.frozen = list(A["kind"][r].T), list(A["frozen"][r].T)
+            S.t, S.lane_prev, S.passing = A["t"][r], A["lane_prev"][r], A["passing"][r]
+            S.scn, S.has_light, S.feat = A["scn"][r], self.has_light[r], A["feat_prev"][r]
+            S.m, S.route = dict(zip(METRIC_KEYS, self._m[r].T)), _Route(self._tb, S.scn)
+        (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay, S.L, S.W, S.a_max, S.b_max,
+         S.v_max, sx, sy, scr) = b  # fmt: skip
+        (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head, S.vehicle_front,
+         S.sigma, a, st, s1, s2, l1, l2, h1, h2) = sc  # fmt: skip
+        S.spawn_x, S.spawn_y, S.scripted = sx[1], sy[1], scr[2]
+        S.last_ctl, S.proj = [a, st], [None, (s1, l1, h1), (s2, l2, h2)]
+        S.green_from, S.green_until = 0.0, INF
+        if self.lights_on and self.rparams is not None:
+            gf, gu = self.rparams["green_from"], self.rparams["green_until"]
+            S.green_from, S.green_until = (float(gf[0]), float(gu[0])) if one else (gf[r], gu[r])
+        return S
 
-    def reset(
-        self, idx: np.ndarray, rng: np.random.Generator, scenario: np.ndarray | None = None
-    ) -> None:
+    def _store(self, S: Scene, rows: Any, moved: bool = True) -> None:
+        """Write the kernel's scenes ``rows`` (as in :meth:`_scene`) back into the arrays (the
+        bodies too when ``moved``)."""
+        (_, (s1, l1, h1), (s2, l2, h2)), (a, st), A = S.proj, S.last_ctl, self._arr
+        sc = (S.pass_end, S.pass_obst, S.lat_target, S.ego_s, S.ego_lat, S.ego_head,
+              S.vehicle_front, S.sigma, a, st, s1, s2, l1, l2, h1, h2)  # fmt: skip
+        body = (S.x, S.y, S.yaw, S.v, S.beta, S.vx, S.vy, S.ax, S.ay)
+        if isinstance(rows, int):
+            if moved:
+                self._body.reshape(-1)[: 3 * _N_MOVED] = [v for f in body for v in f]
+                A["frozen"][0] = S.frozen
+            self._sc[0], self._m[0] = sc, [S.m[k] for k in METRIC_KEYS]
+        else:
+            rows = slice(None) if rows is None else rows
+            if moved:
+                for i, f in enumerate((*body, S.frozen)):
+                    arr = A["frozen"] if i == _N_MOVED else self._body[:, i]
+                    for j in range(N_BODIES):
+                        arr[rows, j] = f[j]
+            for i, v in enumerate(sc):
+                self._sc[rows, i] = v
+            for i, k in enumerate(METRIC_KEYS):
+                self._m[rows, i] = S.m[k]
+        A["t"][rows], A["lane_prev"][rows], A["passing"][rows] = S.t, S.lane_prev, S.passing
+        A["feat_prev"][rows] = S.feat
+
+    def add_j_risk(self, risk: Any) -> None:
+        """Add this step's risk (the env's: Phi or the TTC proxy) to each scene's J_risk."""
+        if self._one is not None:
+            self._one.m["j_risk"] += risk if isinstance(risk, float) else float(np.ravel(risk)[0])
+        else:
+            self._m[:, 9] += risk
+
+    def features(self) -> np.ndarray:
+        """Phi's six features of the current state, (N, 6) float32 (a copy)."""
+        return self._one.feat[None].copy() if self._one is not None else self.feat_prev.copy()
+
+    def reset(self, idx: np.ndarray, rng: np.random.Generator,
+              scenario: np.ndarray | None = None) -> None:  # fmt: skip
         """Reset scenes ``idx`` (drawing scenario ids and spawn jitter from ``rng``)."""
+        self._flush()
         idx = np.asarray(idx, dtype=np.int64)
         if scenario is None:
-            scenario = (
-                self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))]
-                if len(self.scenarios) > 1
-                else np.full(len(idx), self.scenarios[0])
-            )
+            scenario = (self.scenarios[rng.integers(0, len(self.scenarios), size=len(idx))]
+                        if len(self.scenarios) > 1 else np.full(len(idx), self.scenarios[0]))  # fmt: skip
         jit = rng.uniform(-1.0, 1.0, size=(len(idx), N_BODIES))
         for r, (i, sc) in enumerate(zip(idx, scenario)):
-            lay = LAYOUTS[int(sc)]
-            self.scn[i] = sc
-            self.kind[i] = KIND_NONE
+            self.scn[i], self.kind[i], self.scripted_speed[i] = sc, KIND_NONE, 0.0
             self.x[i], self.y[i], self.yaw[i], self.v[i], self.beta[i] = 0.0, 0.0, 0.0, 0.0, 0.0
             self.length[i], self.width[i] = 1.0, 1.0
             self.kind[i, 0], self.length[i, 0], self.width[i, 0] = KIND_CAR, 4.9, 2.0
-            self.scripted_speed[i] = 0.0
-            for j, a in enumerate(lay.actors, start=1):
+            for j, a in enumerate(LAYOUTS[int(sc)].actors, start=1):
                 off = a.jitter * jit[r, j]
-                self.kind[i, j] = a.kind
-                self.x[i, j] = a.x + np.cos(a.yaw) * off
-                self.y[i, j] = a.y + np.sin(a.yaw) * off
-                self.yaw[i, j] = a.yaw
+                self.kind[i, j], self.yaw[i, j] = a.kind, a.yaw
+                self.x[i, j], self.y[i, j] = a.x + np.cos(a.yaw) * off, a.y + np.sin(a.yaw) * off
                 self.length[i, j], self.width[i, j] = a.length, a.width
                 self.scripted_speed[i, j] = a.scripted_speed if a.role == "scripted" else 0.0
             for j in range(N_BODIES):
                 self.a_max[i, j], self.b_max[i, j], self.v_max[i, j] = LIMITS[int(self.kind[i, j])]
         if self.randomize or self.lights_on:
-            apply_reset(self, idx, rng)
+            realism.apply_reset(self, idx, rng)
         self.spawn_x[idx], self.spawn_y[idx] = self.x[idx], self.y[idx]
         self.vx[idx], self.vy[idx], self.ax[idx], self.ay[idx] = 0.0, 0.0, 0.0, 0.0
         v0 = self.v[idx]
-        if (v0 != 0.0).any():  # ScenePilot-v2 scenes may start moving (realism "ego_speed")
+        if (v0 != 0.0).any():  # re-tuned scene 3 starts moving (realism "ego_speed")
             self.vx[idx] = np.where(v0 != 0.0, v0 * np.cos(self.yaw[idx]), 0.0)
             self.vy[idx] = np.where(v0 != 0.0, v0 * np.sin(self.yaw[idx]), 0.0)
-        self.frozen[idx] = False
-        self.t[idx] = 0
-        self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
-        self._reset_metrics(idx)
+        self.frozen[idx], self.t[idx], self.lane_prev[idx] = False, 0, 0
         self.last_ego_control[idx] = 0.0
-        self.lane_prev[idx] = 0
-        if self.fast_path:  # the same projection, leaders and measurement in Python floats
-            reset_measure_one(self)
-            return
-        self._update_ego_projection()
-        sig, feat, *_ = self._measure()
-        self.sigma_prev[idx] = sig[idx]
-        self.feat_prev[idx] = feat[idx]
+        self.passing[idx], self.pass_end[idx], self.lat_target[idx] = False, 0.0, 0.0
+        self._m[idx] = _METRIC_START
+        self._refresh(0 if self.fast_path else idx, measure=True)
 
-    # ------------------------------------------------------------------ observation
+    def _refresh(self, rows: Any, measure: bool = False) -> None:
+        """Project every body of scenes ``rows`` on the ego's route; with ``measure`` also sigma
+        and Phi's features (the state a step starts from)."""
+        one = isinstance(rows, int)
+        self._flush()
+        S = self._scene(rows)
+        (_ONE["update_projection"] if one else update_projection)(S, True)
+        if measure:
+            sig, feat, *_ = (_ONE["measure"] if one else globals()["measure"])(S, self.feas)
+            S.sigma = sig
+            S.feat = np.array(feat, np.float32) if one else np.stack(feat, 1).astype(np.float32)
+        self._store(S, rows, moved=False)
+
+    def _update_ego_projection(self) -> None:
+        """Recompute the route projections of every scene from the arrays (after editing them)."""
+        self._refresh(0 if self.fast_path else None)
+
     def observation(self) -> np.ndarray:
         """(N, 27): [x, y, yaw, cos, sin, vx, vy, ax, ay] for ego, adversary, other (zeros if absent)."""
         if self.fast_path:
-            return observation_one(self)[None]
-        present = (self.kind != KIND_NONE)[:, :, None]
-        obs = np.stack(
-            [
-                self.x,
-                self.y,
-                _wrap(self.yaw),
-                np.cos(self.yaw),
-                np.sin(self.yaw),
-                self.vx,
-                self.vy,
-                self.ax,
-                self.ay,
-            ],
-            axis=2,
-        )
-        return (obs * present).reshape(self.n, -1).astype(np.float32)
+            return np.array([_ONE["observation_lanes"](self._scene(0))], dtype=np.float32)
+        return np.stack(observation_lanes(self._scene(None)), axis=1).astype(np.float32)
 
     def ego_observation(self) -> np.ndarray:
         """(N, 12): SafeBench's 4-D ego state + (dx, dy, dvx, dvy) of both NPCs in the ego frame."""
-        c, s = np.cos(self.yaw[:, :1]), np.sin(self.yaw[:, :1])
-        rx, ry = self.x[:, 1:] - self.x[:, :1], self.y[:, 1:] - self.y[:, :1]
-        rvx, rvy = self.vx[:, 1:] - self.vx[:, :1], self.vy[:, 1:] - self.vy[:, :1]
-        dx, dy = c * rx + s * ry, -s * rx + c * ry
-        dvx, dvy = c * rvx + s * rvy, -s * rvx + c * rvy
-        present = self.kind[:, 1:] != KIND_NONE
-        dx = np.where(present, dx, 100.0)
-        dy, dvx, dvy = (np.where(present, a, 0.0) for a in (dy, dvx, dvy))
-        rel = np.stack([dx, dy, dvx, dvy], axis=2).reshape(self.n, -1)
-        return np.concatenate([self.ego_state4(), rel], axis=1).astype(np.float32)
-
-    def ego_state4(self) -> np.ndarray:
-        """SafeBench's ego state: [lateral distance, -yaw error, speed, vehicle_front]."""
-        yaw_err = _wrap(self.yaw[:, 0] - self.ego_head)
-        return np.stack([self.ego_lat, -yaw_err, self.v[:, 0], self.vehicle_front], axis=1)
-
-    # ------------------------------------------------------------------ ego projection & leaders
-    def _prims(self) -> np.ndarray:
-        return TABLES["prims"][self.scn]
-
-    def _update_ego_projection(self) -> None:
-        """Project all bodies on the ego's route once per step (cached for the planner)."""
-        s, lat, head, _ = project_on_route(self._prims(), self.x, self.y)
-        self.ego_s, self.ego_lat, self.ego_head = s[:, 0], lat[:, 0], head[:, 0]
-        self.act_proj = (s[:, 1:], lat[:, 1:], head[:, 1:])
-        lead = self._leaders(self.lat_target)
-        self.vehicle_front = ((lead[0] < 20.0).any(axis=1)).astype(np.float64)
-
-    def _leaders(
-        self, lat_center: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Gap (inf if not in the corridor ahead), along-route speed, s and lateral of bodies 1..2."""
-        s, lat, head = self.act_proj
-        rel = self.yaw[:, 1:] - head
-        cr, sr = np.abs(np.cos(rel)), np.abs(np.sin(rel))
-        perp = sr * self.length[:, 1:] + cr * self.width[:, 1:]
-        along = 0.5 * (cr * self.length[:, 1:] + sr * self.width[:, 1:])
-        hw = 0.5 * self.width[:, :1] + 0.5 * perp + 0.3
-        in_corr = (np.abs(lat - lat_center[:, None]) < hw) & (self.kind[:, 1:] != KIND_NONE)
-        gap = s - self.ego_s[:, None] - 0.5 * self.length[:, :1] - along
-        ahead = s > self.ego_s[:, None]
-        gap = np.where(in_corr & ahead, np.maximum(gap, 0.01), np.inf)
-        v_along = self.v[:, 1:] * np.cos(self.yaw[:, 1:] + self.beta[:, 1:] - head)
-        return gap, v_along, s, lat
-
-    # ------------------------------------------------------------------ ego planner
-    def plan_ego(self) -> np.ndarray:
-        """The planner's [acc (m/s^2), steer (rad)] for every scene, shape (N, 2)."""
-        P = self.planner
-        tb = TABLES
-        v = self.v[:, 0]
-        prims = self._prims()
-        # passing manoeuvre (scenario 4): leave the lane around a stopped car when the gap allows
-        allow = tb["passing"][self.scn]
-        if allow.any():
-            self._update_passing(allow)
-        # lateral: pure pursuit on the route shifted by lat_target
-        ld = np.clip(2.0 + 0.8 * v, 5.0, 15.0)
-        px, py, ph = route_point(prims, self.ego_s + ld)
-        px, py = px - np.sin(ph) * self.lat_target, py + np.cos(ph) * self.lat_target
-        alpha = _wrap(np.arctan2(py - self.y[:, 0], px - self.x[:, 0]) - self.yaw[:, 0])
-        dist = np.maximum(np.hypot(px - self.x[:, 0], py - self.y[:, 0]), 1.0)
-        kappa = 2.0 * np.sin(alpha) / dist
-        sin_beta = np.clip(kappa * self.length[:, 0] / 2.0, -0.99, 0.99)
-        steer = np.clip(np.arctan(2.0 * np.tan(np.arcsin(sin_beta))), -MAX_STEER, MAX_STEER)
-        # longitudinal: IDM towards min(v_target, curve limits ahead)
-        v_des = np.full(self.n, P.v_target)
-        is_arc = prims[:, :, 0] > 0.5
-        v_arc = np.sqrt(P.a_lat_max * np.maximum(prims[:, :, 4], 1e-3))
-        to_arc = prims[:, :, 6] - self.ego_s[:, None]
-        in_arc = (to_arc <= 0) & (to_arc + prims[:, :, 7] > 0)
-        lim = np.where(in_arc, v_arc, np.sqrt(v_arc**2 + 2 * P.b_comf * np.maximum(to_arc, 0.0)))
-        lim = np.where(to_arc + prims[:, :, 7] <= 0, np.inf, lim)  # arcs already behind
-        v_des = np.minimum(v_des, np.where(is_arc, lim, np.inf).min(axis=1))
-        gap, v_lead, _, _ = self._leaders(self.lat_target)
-        free = 1.0 - (v / np.maximum(v_des, 0.1)) ** 4
-        dv = v[:, None] - v_lead
-        s_star = P.min_gap + np.maximum(
-            0.0, v[:, None] * P.time_headway + v[:, None] * dv / (2 * np.sqrt(P.a_max * P.b_comf))
-        )
-        inter = np.where(np.isfinite(gap), (s_star / gap) ** 2, 0.0).max(axis=1)
-        acc = P.a_max * (free - inter)
-        close = (gap < P.emergency_distance).any(axis=1) & (v > 0.5)
-        acc = np.where(close, -P.b_emergency, acc)
-        if P.predict:
-            acc = np.minimum(acc, self._predictive_brake())
-        if self.lights_on:
-            acc = np.minimum(acc, light_brake_batch(self))
-        acc = np.clip(acc, -P.b_emergency, 3.5)
-        return np.stack([acc, steer], axis=1)
-
-    def _update_passing(self, allow: np.ndarray) -> None:
-        P = self.planner
-        v = self.v[:, 0]
-        gap, v_lead, s_a, lat_a = self._leaders(np.zeros(self.n))
-        dyn = (self.kind[:, 1:] != KIND_NONE) & (self.kind[:, 1:] != KIND_STATIC)
-        stopped = np.isfinite(gap) & (np.abs(self.v[:, 1:]) < 0.5) & (gap < 25.0)
-        has_obst = stopped.any(axis=1)
-        obst = np.argmax(stopped, axis=1)[:, None]
-        s_obst = np.take_along_axis(s_a, obst, axis=1)[:, 0]
-        len_obst = np.take_along_axis(self.length[:, 1:], obst, axis=1)[:, 0]
-        gap_obst = np.take_along_axis(gap, obst, axis=1)[:, 0]
-        in_pass_lane = dyn & (np.abs(lat_a - LANE) < 2.5)
-        ahead = s_a - self.ego_s[:, None]
-        t_meet = np.where(
-            ahead > -8.0, ahead / np.maximum(v[:, None] + np.abs(self.v[:, 1:]), 1.0), np.inf
-        )
-        if (
-            P.predict
-        ):  # cautious: time gap to the oncoming car must exceed the passing time + margin
-            t_pass = (gap_obst + len_obst + 12.0) / np.maximum(v, 4.0) + P.pass_time_margin
-            clear = ~(in_pass_lane & (t_meet < t_pass[:, None])).any(axis=1)
-        else:  # idm: clear if no car in the oncoming lane within pass_clear_ahead metres
-            clear = ~(in_pass_lane & (ahead > -8.0) & (ahead < P.pass_clear_ahead)).any(axis=1)
-        start = allow & ~self.passing & has_obst & clear
-        self.passing |= start
-        self.pass_end = np.where(start, s_obst + 0.5 * len_obst + 8.0, self.pass_end)
-        self.pass_obst = np.where(start, s_obst - 0.5 * len_obst, self.pass_obst)
-        if P.predict:  # cautious: abort (back behind the obstacle) if the oncoming gap closes first
-            behind = self.ego_s + 0.5 * self.length[:, 0] < self.pass_obst - 1.0
-            remaining = (self.pass_end - self.ego_s) / np.maximum(v, 4.0) + P.pass_time_margin
-            threat = (in_pass_lane & (ahead > 0) & (t_meet < remaining[:, None])).any(axis=1)
-            self.passing &= ~(behind & threat)
-        done = self.passing & (self.ego_s > self.pass_end)
-        self.passing &= ~done
-        self.lat_target = np.where(self.passing, LANE, 0.0)
-
-    def _predictive_brake(self) -> np.ndarray:
-        """Cautious planner: brake for the earliest predicted box conflict within the horizon."""
-        P = self.planner
-        v = self.v[:, 0]
-        v_pred = np.maximum(v, 3.0)
-        times = np.arange(1, 11) * (P.horizon / 10)  # (K,)
-        prims = self._prims()
-        s_future = self.ego_s[:, None] + v_pred[:, None] * times[None, :]  # (N, K)
-        N, K = s_future.shape
-        px, py, ph = route_point(np.repeat(prims, K, axis=0), s_future.reshape(-1))
-        lat = np.repeat(self.lat_target, K)
-        ex = (px - np.sin(ph) * lat).reshape(N, K)
-        ey = (py + np.cos(ph) * lat).reshape(N, K)
-        eh = ph.reshape(N, K)
-        dyn = (self.kind[:, 1:] != KIND_NONE) & (self.kind[:, 1:] != KIND_STATIC)
-        # followers (behind the ego, same heading) are theirs to avoid: braking for them invites a rear-end
-        c0, s0 = np.cos(self.yaw[:, :1]), np.sin(self.yaw[:, :1])
-        rel_x = c0 * (self.x[:, 1:] - self.x[:, :1]) + s0 * (self.y[:, 1:] - self.y[:, :1])
-        follower = (rel_x < -0.5 * self.length[:, :1]) & (
-            np.abs(_wrap(self.yaw[:, 1:] - self.yaw[:, :1])) < np.pi / 3
-        )
-        dyn &= ~follower
-        t_conf = np.full(N, np.inf)
-        for j in range(1, N_BODIES):
-            ox = self.x[:, j : j + 1] + self.vx[:, j : j + 1] * times[None, :]
-            oy = self.y[:, j : j + 1] + self.vy[:, j : j + 1] * times[None, :]
-            hit = boxes_overlap(
-                ex,
-                ey,
-                eh,
-                self.length[:, :1] + 1.0,
-                self.width[:, :1] + 0.4,
-                ox,
-                oy,
-                self.yaw[:, j : j + 1],
-                self.length[:, j : j + 1],
-                self.width[:, j : j + 1],
-            )
-            hit &= dyn[:, j - 1 : j]
-            first = np.where(hit.any(axis=1), times[np.argmax(hit, axis=1)], np.inf)
-            t_conf = np.minimum(t_conf, first)
-        # yield before the junction, never stop inside it (clear the junction instead)
-        half = 0.5 * self.length[:, 0]
-        j_entry, j_exit = TABLES["j_entry"][self.scn], TABLES["j_exit"][self.scn]
-        inside = (self.ego_s + half > j_entry) & (self.ego_s - half < j_exit)
-        t_conf = np.where(inside, np.inf, t_conf)
-        finite = np.isfinite(t_conf)
-        d_stop_line = np.where(np.isfinite(j_entry), j_entry - self.ego_s - half - 1.0, np.inf)
-        d_avail = np.maximum(np.minimum(v * np.where(finite, t_conf, 0.0) - 1.0, d_stop_line), 0.3)
-        a_req = np.where(finite, v**2 / (2 * d_avail), 0.0)
-        brake = np.where(a_req > 0.5, -np.clip(np.maximum(a_req, 2.0), 0, P.b_emergency), np.inf)
-        brake = np.where(np.isfinite(t_conf) & (t_conf <= 1.0) & (v > 0.5), -P.b_emergency, brake)
-        # conflict predicted while standing still: stay put
-        brake = np.where(np.isfinite(t_conf) & (v <= 0.5) & (t_conf <= 1.5), -P.b_emergency, brake)
-        return brake
-
-    # ------------------------------------------------------------------ step
-    def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepOne:
-        """Step a one-scene world and return Python scalars: the scalar path when :attr:`fast_path`,
-        else row 0 of :meth:`step` (other physics backends, or ``fast = False``)."""
         if self.fast_path:
-            return step_scene(self, adv, ego_control)
-        r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
-        return StepOne(
-            risk=r.risk[0],
-            sigma_t=r.sigma_t[0],
-            sigma=r.sigma[0],
-            ttc=r.ttc[0],
-            collision=r.collision[0],
-            adversary_collision=r.adversary_collision[0],
-            terminated=r.terminated[0],
-            truncated=r.truncated[0],
-            phi_used=r.phi_used,
-            distance=r.extra["distance"][0],
-            completion=r.extra["completion"][0],
-            off_road=r.extra["off_road"][0],
-        )
+            return np.array([_ONE["ego_observation_lanes"](self._scene(0))], dtype=np.float32)
+        cols = ego_observation_lanes(self._scene(None))
+        return np.stack(np.broadcast_arrays(*cols), axis=1).astype(np.float32)
 
-    def step(
-        self,
-        adv_action: np.ndarray,
-        ego_control: np.ndarray | None = None,
-        active: np.ndarray | None = None,
-    ) -> StepResult:
+    def step_one(self, adv: list[float], ego_control: list[float] | None = None) -> StepResult:
+        """Step a one-scene world and return Python scalars: the float path when :attr:`fast_path`,
+        else row 0 of :meth:`step` (other physics backends, or ``fast = False``)."""
+        if not self.fast_path:
+            r = self.step(np.array([adv]), None if ego_control is None else np.array([ego_control]))
+            first = (a[0].item() for a in r[:11])
+            return StepResult(*first, None, self.feat_prev[0].copy(), self._scene(0))
+        S = self._scene(0)
+        self._one = None  # a step that raises leaves the arrays as they were
+        out = _ONE["step_lanes"](self, S, adv, ego_control, True)
+        coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk = out
+        sigma_t, S.sigma, S.feat = S.sigma, sig, np.array(feat, dtype=np.float32)
+        self._one = S
+        obs = np.array(_ONE["observation_lanes"](S), dtype=np.float32)
+        return StepResult(risk, sigma_t, sig, ttc, coll, newly, term, trunc, dist, comp, off_road,
+                          obs, S.feat, S)  # fmt: skip
+
+    def step(self, adv_action: np.ndarray, ego_control: np.ndarray | None = None,
+             active: np.ndarray | None = None) -> StepResult:  # fmt: skip
         """Advance every scene by DT. ``adv_action`` (N, 1) or (N, 2) in [-1, 1].
 
         ``ego_control`` (N, 2) in [-1, 1] (scaled by 3 m/s^2 and 0.3 rad) when the planner is
         ``"external"``, or a residual added to the planner's control when ``ego_residual``.
-        One scene (N = 1) takes the scalar path of :mod:`icml26.envs.driving.scalar` (same results;
-        set ``world.fast = False`` for the batched path).
+        ``active`` (N,) bool: only those scenes step. One scene (N = 1) takes the float path
+        (same results; set ``world.fast = False`` for the batched path).
         """
         if active is None and self.fast_path:
-            one = step_scene(
-                self,
-                np.asarray(adv_action, dtype=np.float64).reshape(-1).tolist(),
-                None
-                if ego_control is None
-                else np.asarray(ego_control, dtype=np.float64).reshape(-1).tolist(),
-            )
-            return StepResult(
-                risk=np.array([one.risk]),
-                sigma_t=np.array([one.sigma_t]),
-                sigma=np.array([one.sigma]),
-                ttc=np.array([one.ttc]),
-                collision=np.array([one.collision]),
-                adversary_collision=np.array([one.adversary_collision]),
-                terminated=np.array([one.terminated]),
-                truncated=np.array([one.truncated]),
-                phi_used=one.phi_used,
-                extra={
-                    "distance": np.array([one.distance]),
-                    "completion": np.array([one.completion]),
-                    "off_road": np.array([one.off_road]),
-                },
-            )
-        N = self.n
-        tb = TABLES
-        # ---- ego control
-        if self.external_ego and not self.ego_residual:
-            if ego_control is None:
-                raise ValueError("KinematicWorld.step: planner='external' needs ego_control")
-            acc_e, steer_e = ego_control[:, 0] * EGO_RL_ACC, ego_control[:, 1] * EGO_RL_STEER
-        else:
-            plan = self.plan_ego()
-            acc_e, steer_e = plan[:, 0], plan[:, 1]
-            if self.ego_residual and ego_control is not None:
-                acc_e = acc_e + ego_control[:, 0] * EGO_RL_ACC
-                steer_e = steer_e + ego_control[:, 1] * EGO_RL_STEER
-        if self.planner.jerk_max > 0 and not (self.external_ego and not self.ego_residual):
-            prev, dj = self.last_ego_control[:, 0], self.planner.jerk_max * DT
-            acc_e = np.clip(acc_e, prev - dj, prev + dj)
-        acc_e = np.clip(acc_e, -8.0, 3.5)
-        steer_e = np.clip(steer_e, -MAX_STEER, MAX_STEER)
-        self.last_ego_control = np.stack([acc_e, steer_e], axis=1)
-
-        acc = np.zeros((N, N_BODIES))
-        steer = np.zeros((N, N_BODIES))
-        acc[:, 0], steer[:, 0] = acc_e, steer_e
-        # ---- adversary (body 1)
-        a = np.asarray(adv_action, dtype=np.float64)
-        if self.action_mode == "speed":
-            atb = tb if self.adv_tables is None else self.adv_tables
-            target = atb["adv_base"][self.scn] + atb["adv_scale"][self.scn] * a[:, 0]
-            lead_after = atb["lead_after"][self.scn]
-            moved = np.hypot(self.x[:, 1] - self.spawn_x[:, 1], self.y[:, 1] - self.spawn_y[:, 1])
-            scripted_phase = (lead_after > 0) & (moved < lead_after)
-            target = np.where(scripted_phase, SCRIPTED_REACH, target)
-            acc[:, 1] = self._speed_control(1, np.maximum(target, 0.0))
-        else:
-            acc[:, 1] = a[:, 0] * ADV_ACC_MAX
-            steer[:, 1] = a[:, 1] * ADV_STEER_MAX
-        # ---- scripted third body
-        acc[:, 2] = self._speed_control(2, self.scripted_speed[:, 2])
-        acc = np.minimum(np.maximum(acc, -self.b_max), self.a_max)
-        if active is not None:
-            acc = np.where(active[:, None], acc, 0.0)
-        # ---- integrate (highway-env kinematic bicycle; walkers translate)
-        moving = (self.kind != KIND_NONE) & (self.kind != KIND_STATIC) & ~self.frozen
-        if active is not None:
-            moving &= active[:, None]
-        yaw_rate = self._integrate(acc, steer, moving)
-        # ---- collisions
-        present = self.kind != KIND_NONE
-        a_i, b_i = [0, 0, 1], [1, 2, 2]  # pairs: ego-adversary, ego-other, adversary-other
-        hits = boxes_overlap(
-            self.x[:, a_i],
-            self.y[:, a_i],
-            self.yaw[:, a_i],
-            self.length[:, a_i],
-            self.width[:, a_i],
-            self.x[:, b_i],
-            self.y[:, b_i],
-            self.yaw[:, b_i],
-            self.length[:, b_i],
-            self.width[:, b_i],
-        )
-        hits &= present[:, a_i] & present[:, b_i]
-        collision = hits[:, 0] | hits[:, 1]
-        adv_other = hits[:, 2]
-        newly = adv_other & ~self.frozen[:, 1]
-        self.frozen[:, 1] |= adv_other
-        self.frozen[:, 2] |= adv_other & (self.kind[:, 2] != KIND_STATIC)
-        if active is not None:
-            collision &= active
-            newly &= active
-        # ---- route progress and metrics
-        self._update_ego_projection()
-        m = self.metrics
-        step_on = np.ones(N, bool) if active is None else active
-        m["driven"] += np.where(step_on, self.v[:, 0] * DT, 0.0)
-        rects = tb["rects"][self.scn]
-        on_road = (
-            (self.x[:, :1] >= rects[:, :, 0])
-            & (self.x[:, :1] <= rects[:, :, 1])
-            & (self.y[:, :1] >= rects[:, :, 2])
-            & (self.y[:, :1] <= rects[:, :, 3])
-        ).any(axis=1)
-        m["off_road"] += np.where(step_on & ~on_road, self.v[:, 0] * DT, 0.0)
-        m["dist_route"] += np.where(step_on, np.abs(self.ego_lat), 0.0)
-        lane = np.floor((self.ego_lat + LANE / 2) / LANE).astype(np.int64)
-        m["lane_inv"] += np.where(step_on & (lane != self.lane_prev), 1.0, 0.0)
-        self.lane_prev = np.where(step_on, lane, self.lane_prev)
-        m["acc_sum"] += np.where(step_on, np.hypot(self.ax[:, 0], self.ay[:, 0]), 0.0)
-        m["yaw_change"] += np.where(step_on & moving[:, 0], np.abs(yaw_rate[:, 0]) * DT, 0.0)
-        route_len = tb["route_len"][self.scn]
-        completion = np.clip(self.ego_s / route_len, 0.0, 1.0)
-        m["completion"] = np.where(
-            step_on, np.maximum(m["completion"], completion), m["completion"]
-        )
-        end = tb["route_end"][self.scn]
-        reached = (completion > 0.99) & (
-            np.hypot(self.x[:, 0] - end[:, 0], self.y[:, 0] - end[:, 1]) < 10.0
-        )
-        m["collided"] = np.maximum(m["collided"], collision.astype(float))
-        m["adv_other"] = np.maximum(m["adv_other"], newly.astype(float))
-        self.t += step_on.astype(np.int64)
-        terminated = (collision | reached) & step_on
-        truncated = (
-            ((self.t >= self.max_steps) | (m["driven"] > tb["max_dist"][self.scn]))
-            & ~terminated
-            & step_on
-        )
-        # ---- sigma, TTC, risk
-        sig, feat, ttc, dist, present_npc = self._measure()
-        sigma_t = self.sigma_prev.copy()
-        phi_used = self.phi is not None and self.phi.ready
-        if phi_used:
-            risk = self.phi.risk(feat)
-        else:
-            risk = ttc_risk_batch(ttc)
-        if self.phi is not None and self.phi.training and not self.phi.ready:
-            if collision.any():
-                self.phi.started = True
-            if self.phi.started:
-                rows = step_on
-                r_td = (
-                    collision.astype(np.float32)
-                    + self.phi.gamma * feat[:, -2]
-                    - self.feat_prev[:, -2]
-                )
-                self.phi.update(
-                    self.feat_prev[rows],
-                    feat[rows],
-                    r_td[rows],
-                    terminated[rows].astype(np.float32),
-                )
+            as_list = lambda a: np.asarray(a, dtype=np.float64).reshape(-1).tolist()  # noqa: E731
+            ego = None if ego_control is None else as_list(ego_control)
+            one = self.step_one(as_list(adv_action), ego)
+            return StepResult(*(np.array([v]) for v in one[:11]))
+        S = self._scene(None)
+        ego = None if ego_control is None else np.asarray(ego_control, np.float64).T
+        on = True if active is None else np.asarray(active, bool)
+        out = step_lanes(self, S, np.asarray(adv_action, dtype=np.float64).T, ego, on)
+        coll, newly, term, trunc, sig, feat, ttc, dist, comp, off_road, risk = out
+        step_on = np.ones(self.n, bool) if on is True else on
+        sigma_t = S.sigma.copy()
+        S.sigma = np.where(step_on, sig, S.sigma)
+        S.feat = np.where(step_on[:, None], np.stack(feat, axis=1).astype(np.float32), S.feat)
+        self._store(S, None)
         risk = np.where(step_on, risk, 0.0)
-        self.sigma_prev = np.where(step_on, sig, self.sigma_prev)
-        self.feat_prev = np.where(step_on[:, None], feat, self.feat_prev)
-        m["j_risk"] += risk
-        m["j_sigma"] += np.where(step_on, sig, 0.0)
-        m["feasible"] += np.where(step_on & (sig >= self.k_feasible), 1.0, 0.0)
-        m["feasible_strict"] += np.where(step_on & (sig >= STRICT_K), 1.0, 0.0)
-        m["min_sigma"] = np.where(step_on, np.minimum(m["min_sigma"], sig), m["min_sigma"])
-        m["steps"] += step_on
-        m["min_ttc"] = np.where(step_on, np.minimum(m["min_ttc"], ttc), m["min_ttc"])
-        return StepResult(
-            risk=risk,
-            sigma_t=sigma_t,
-            sigma=sig,
-            ttc=ttc,
-            collision=collision,
-            adversary_collision=newly,
-            terminated=terminated,
-            truncated=truncated,
-            phi_used=phi_used,
-            extra={"distance": dist, "completion": completion, "off_road": ~on_road},
-        )
+        return StepResult(risk, sigma_t, sig, ttc, coll, newly, term, trunc, dist, comp, off_road)
 
-    def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
-        """Advance every body by DT under (acc, steer); updates pose, speed, velocity and acceleration.
-
-        Returns the yaw rates. Backends with their own physics (MetaDrive, CARLA) override this.
-        """
-        walker = self.kind == KIND_WALKER
-        beta = np.where(walker, 0.0, np.arctan(0.5 * np.tan(steer)))
-        v = self.v
-        nx = self.x + v * np.cos(self.yaw + beta) * DT
-        ny = self.y + v * np.sin(self.yaw + beta) * DT
-        yaw_rate = np.where(walker, 2.0 * steer, v * np.sin(beta) / (self.length / 2.0))
-        nyaw = self.yaw + yaw_rate * DT
-        nv = np.minimum(np.maximum(v + acc * DT, 0.0), self.v_max)
-        self.x, self.y = np.where(moving, nx, self.x), np.where(moving, ny, self.y)
-        self.yaw = np.where(moving, nyaw, self.yaw)
-        self.beta = np.where(moving, beta, self.beta)
-        self._set_speed(np.where(moving, nv, 0.0), moving)
-        return np.where(moving, yaw_rate, 0.0)
-
-    def _set_speed(self, new_v: np.ndarray, moving: np.ndarray) -> None:
-        """Store speeds, the velocity vectors along yaw + beta and the finite-difference acceleration."""
-        nvx, nvy = new_v * np.cos(self.yaw + self.beta), new_v * np.sin(self.yaw + self.beta)
-        self.ax = np.where(moving | self.frozen, (nvx - self.vx) / DT, 0.0)
-        self.ay = np.where(moving | self.frozen, (nvy - self.vy) / DT, 0.0)
-        self.v, self.vx, self.vy = new_v, nvx, nvy
-
-    def _speed_control(self, j: int, target: np.ndarray) -> np.ndarray:
-        """Full throttle below the target speed, full brake above it (reaching it within a step)."""
-        return np.minimum(
-            np.maximum((target - self.v[:, j]) / DT, -self.b_max[:, j]), self.a_max[:, j]
-        )
-
-    def _measure(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """sigma, Phi features, TTC and distance against the closest dynamic NPC."""
-        dyn = (self.kind[:, 1:] != KIND_NONE) & (self.kind[:, 1:] != KIND_STATIC)
-        d = np.hypot(self.x[:, 1:] - self.x[:, :1], self.y[:, 1:] - self.y[:, :1])
-        d = np.where(dyn, d, np.inf)
-        j = np.argmin(d, axis=1) + 1
-        present = dyn.any(axis=1)
-        r = np.arange(self.n)
-        ego = np.stack(
-            [
-                self.x[:, 0],
-                self.y[:, 0],
-                self.yaw[:, 0],
-                self.vx[:, 0],
-                self.vy[:, 0],
-                self.length[:, 0] / 2,
-                self.width[:, 0] / 2,
-            ],
-            axis=1,
-        )
-        npc = np.stack(
-            [
-                self.x[r, j],
-                self.y[r, j],
-                self.yaw[r, j],
-                self.vx[r, j],
-                self.vy[r, j],
-                self.length[r, j] / 2,
-                self.width[r, j] / 2,
-            ],
-            axis=1,
-        )
-        a_n = None
-        if (
-            self.feas.crossing == "conflict"
-        ):  # ScenePilot-v2: the crossing rule reads the NPC's acceleration
-            yaw_n = self.yaw[r, j]
-            a_n = self.ax[r, j] * np.cos(yaw_n) + self.ay[r, j] * np.sin(yaw_n)
-        sig = sigma_batch(ego, npc, present, self.feas, a_n)
-        dist, closing, ttc = ttc_batch(ego[:, :2], ego[:, 3:5], npc[:, :2], npc[:, 3:5], present)
-        del closing
-        rel = npc[:, :2] - ego[:, :2]
-        vrel = npc[:, 3:5] - ego[:, 3:5]
-        signed_close = (rel[:, 0] * vrel[:, 0] + rel[:, 1] * vrel[:, 1]) / dist
-        feat = risk_features(self.ego_state4(), dist, signed_close, present)
-        return sig, feat, ttc, np.where(present, dist, np.inf), present
-
-    # ------------------------------------------------------------------ episode metrics
     def episode_metrics(self, i: int) -> dict[str, float]:
         """Per-episode figures of scene ``i`` (SafeBench / ScenePilot metric inputs)."""
-        m = self.metrics
-        steps = max(float(m["steps"][i]), 1.0)
+        m = {k: float(v[i]) for k, v in self.metrics.items()}
+        steps = max(m["steps"], 1.0)
         return {
-            "scenario": int(self.scn[i]),
-            "collision": float(m["collided"][i]),
-            "adversary_collision": float(m["adv_other"][i]),
-            "route_completion": float(m["completion"][i]),
-            "success": float(m["completion"][i] > 0.99 and not m["collided"][i]),
-            "out_of_road_length": float(m["off_road"][i]),
-            "distance_to_route": float(m["dist_route"][i] / steps),
-            "lane_invasions": float(m["lane_inv"][i]),
-            "run_red_light": 0.0,
-            "run_stop": 0.0,
-            "avg_acceleration": float(m["acc_sum"][i] / steps),
-            "avg_yaw_velocity": float(m["yaw_change"][i] / (steps * DT)),
-            "time": float(steps * DT),
-            "driven_distance": float(m["driven"][i]),
-            "J_risk": float(m["j_risk"][i]),
-            "J_sigma": float(m["j_sigma"][i]),
-            "feasible_ratio": float(m["feasible"][i] / steps),
-            "feasible_ratio_strict": float(m["feasible_strict"][i] / steps),
-            "min_sigma": float(m["min_sigma"][i]),
-            "steps": float(steps),
-            "min_ttc": float(min(m["min_ttc"][i], 1e4)),
-        }
+            "scenario": int(self.scn[i]), "collision": m["collided"], "adversary_collision": m["adv_other"],
+            "route_completion": m["completion"], "success": float(m["completion"] > 0.99 and not m["collided"]),
+            "out_of_road_length": m["off_road"], "distance_to_route": m["dist_route"] / steps,
+            "lane_invasions": m["lane_inv"], "run_red_light": 0.0, "run_stop": 0.0,
+            "avg_acceleration": m["acc_sum"] / steps, "avg_yaw_velocity": m["yaw_change"] / (steps * DT),
+            "time": steps * DT, "driven_distance": m["driven"], "J_risk": m["j_risk"], "J_sigma": m["j_sigma"],
+            "feasible_ratio": m["feasible"] / steps, "feasible_ratio_strict": m["feasible_strict"] / steps,
+            "min_sigma": m["min_sigma"], "steps": steps, "min_ttc": min(m["min_ttc"], 1e4),
+        }  # fmt: skip
+
+
+def _public(name: str) -> property:
+    def get(self: KinematicWorld) -> Any:
+        if self._one is not None:
+            self._flush()
+        return self._views[name]
+
+    return property(get, doc=f"``{name}`` (a view of the world's buffers; write into it)")
+
+
+for _name in _PUBLIC:
+    setattr(KinematicWorld, _name, _public(_name))

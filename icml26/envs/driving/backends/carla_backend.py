@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from icml26._entry_points import require
+from icml26.envs.driving.backends import ExternalWorld
 from icml26.envs.driving.scenarios import (
     KIND_BICYCLE,
     KIND_CAR,
@@ -30,7 +31,7 @@ from icml26.envs.driving.scenarios import (
     KIND_STATIC,
     KIND_WALKER,
 )
-from icml26.envs.driving.sim import DT, KinematicWorld
+from icml26.envs.driving.sim import DT
 
 __all__ = ["CarlaWorld", "connect"]
 
@@ -62,34 +63,19 @@ def connect(
         ) from None
 
 
-class CarlaWorld(KinematicWorld):
-    """A :class:`KinematicWorld` whose bodies are CARLA actors (one scene per client)."""
+class CarlaWorld(ExternalWorld):
+    """A world whose bodies are CARLA actors (one scene per client)."""
 
+    backend = "carla"
     backend_note = (
         "CARLA server physics in synchronous mode (0.1 s); layout anchored at a map spawn point"
     )
 
-    def __init__(
-        self,
-        n: int,
-        scenarios: tuple[int, ...],
-        action_mode: str = "speed",
-        planner: str = "idm",
-        feasibility: Any = None,
-        phi: Any = None,
-        max_steps: int = 300,
-        ego_residual: bool = False,
-        host: str | None = None,
-        port: int | None = None,
-        timeout: float = 5.0,
-        spawn_index: int = 0,
-    ) -> None:
-        if n != 1:
-            raise ValueError("carla backend: one scene per client")
+    def __init__(self, *args: Any, host: str | None = None, port: int | None = None,
+                 timeout: float = 5.0, spawn_index: int = 0) -> None:  # fmt: skip
+        super().__init__(*args)
+        self._actors: list[Any] = []
         self._client, self._world = connect(host, port, timeout)
-        super().__init__(
-            n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual
-        )
         import carla
 
         self._carla = carla
@@ -102,7 +88,6 @@ class CarlaWorld(KinematicWorld):
         )
         self._world.apply_settings(new)
         self._anchor = self._world.get_map().get_spawn_points()[int(spawn_index)]
-        self._actors: list[Any] = []
 
     def _to_carla(self, x: float, y: float, yaw: float) -> Any:
         c = self._carla
@@ -150,9 +135,8 @@ class CarlaWorld(KinematicWorld):
             )
         self._world.tick()
 
-    def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    def _drive(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> None:
         c = self._carla
-        yaw0 = self.yaw.copy()
         for j, actor in enumerate(self._actors):
             if actor is None:
                 continue
@@ -170,20 +154,12 @@ class CarlaWorld(KinematicWorld):
                 )
                 actor.apply_control(control)
         self._world.tick()
-        new_v = np.zeros_like(self.v)
-        for j, actor in enumerate(self._actors):
-            if actor is None:
-                continue
-            x, y, yaw, vx, vy = self._from_carla(actor.get_transform(), actor.get_velocity())
-            self.x[0, j], self.y[0, j], self.yaw[0, j] = x, y, yaw
-            new_v[0, j] = math.hypot(vx, vy)
-            self.beta[0, j] = (
-                (math.atan2(vy, vx) - yaw + math.pi) % (2 * math.pi) - math.pi
-                if new_v[0, j] > 0.05
-                else 0.0
-            )
-        self._set_speed(new_v, moving | (new_v > 0))
-        return ((self.yaw - yaw0 + np.pi) % (2 * np.pi) - np.pi) / DT
+
+    def _read(self, j: int) -> tuple[float, float, float, float, float] | None:
+        actor = self._actors[j] if j < len(self._actors) else None
+        return (
+            None if actor is None else self._from_carla(actor.get_transform(), actor.get_velocity())
+        )
 
     def close(self) -> None:
         for a in getattr(self, "_actors", []):

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from icml26._entry_points import require
+from icml26.envs.driving.backends import ExternalWorld
 from icml26.envs.driving.scenarios import (
     KIND_BICYCLE,
     KIND_CAR,
@@ -32,7 +33,7 @@ from icml26.envs.driving.scenarios import (
     KIND_STATIC,
     KIND_WALKER,
 )
-from icml26.envs.driving.sim import DT, KinematicWorld
+from icml26.envs.driving.sim import DT
 
 __all__ = ["MetaDriveWorld", "metadrive_config", "disable_asset_download"]
 
@@ -70,35 +71,18 @@ def metadrive_config(**overrides: Any) -> dict[str, Any]:
     return cfg
 
 
-class MetaDriveWorld(KinematicWorld):
-    """A :class:`KinematicWorld` whose bodies move under MetaDrive physics (one scene per process)."""
+class MetaDriveWorld(ExternalWorld):
+    """A world whose bodies move under MetaDrive physics (one scene per process)."""
 
+    backend = "metadrive"
     backend_note = (
         "MetaDrive 0.4.3 Bullet physics, headless, assets download disabled; layout, collisions, "
         "sigma and metrics from the kinematic backend"
     )
 
-    def __init__(
-        self,
-        n: int,
-        scenarios: tuple[int, ...],
-        action_mode: str = "speed",
-        planner: str = "idm",
-        feasibility: Any = None,
-        phi: Any = None,
-        max_steps: int = 300,
-        ego_residual: bool = False,
-        **config: Any,
-    ) -> None:
-        if n != 1:
-            raise ValueError(
-                "metadrive backend: one scene per process (use gym.make_vec(..., "
-                "vectorization_mode='async') to run several)"
-            )
+    def __init__(self, *args: Any, **config: Any) -> None:
         require("metadrive", "metadrive", "the ScenePilot metadrive backend")
-        super().__init__(
-            n, scenarios, action_mode, planner, feasibility, phi, max_steps, ego_residual
-        )
+        super().__init__(*args)
         disable_asset_download()
         from metadrive.envs.metadrive_env import MetaDriveEnv
 
@@ -157,8 +141,7 @@ class MetaDriveWorld(KinematicWorld):
         self._update_ego_projection()
 
     # ------------------------------------------------------------------ physics
-    def _integrate(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> np.ndarray:
-        yaw0 = self.yaw.copy()
+    def _drive(self, acc: np.ndarray, steer: np.ndarray, moving: np.ndarray) -> None:
         for j, o in enumerate(self._objs):
             kind = int(self.kind[0, j])
             if o is None or kind == KIND_NONE:
@@ -175,22 +158,13 @@ class MetaDriveWorld(KinematicWorld):
                 o.set_heading_theta(h)
                 o.set_velocity([math.cos(h), math.sin(h)], v)
         self._md.engine.step(self._md.config["decision_repeat"])
-        for j, o in enumerate(self._objs):
-            if o is None or int(self.kind[0, j]) == KIND_NONE:
-                continue
-            x, y = o.position
-            self.x[0, j], self.y[0, j] = x - _ORIGIN[0], y - _ORIGIN[1]
-            self.yaw[0, j] = float(o.heading_theta)
-        new_v = np.zeros_like(self.v)
-        vel = np.zeros((self.x.shape[1], 2))
-        for j, o in enumerate(self._objs):
-            if o is not None and int(self.kind[0, j]) != KIND_NONE:
-                vel[j] = np.asarray(o.velocity, dtype=float)[:2]
-                new_v[0, j] = float(np.hypot(*vel[j]))
-        self.beta[0] = np.arctan2(vel[:, 1], vel[:, 0]) - self.yaw[0]
-        self.beta[0] = np.where(new_v[0] > 0.05, (self.beta[0] + np.pi) % (2 * np.pi) - np.pi, 0.0)
-        self._set_speed(new_v, moving | (new_v > 0))
-        return ((self.yaw - yaw0 + np.pi) % (2 * np.pi) - np.pi) / DT
+
+    def _read(self, j: int) -> tuple[float, float, float, float, float] | None:
+        o = self._objs[j] if j < len(self._objs) else None
+        if o is None or int(self.kind[0, j]) == KIND_NONE:
+            return None
+        (x, y), (vx, vy) = o.position, np.asarray(o.velocity, dtype=float)[:2]
+        return x - _ORIGIN[0], y - _ORIGIN[1], float(o.heading_theta), vx, vy
 
     def close(self) -> None:
         if getattr(self, "_md", None) is not None:
