@@ -72,7 +72,9 @@ class RepresentationLearner:
         known = {f.name for f in dataclasses.fields(self.Config)}
         unknown = sorted(set(config) - known)
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown options {unknown}; known: {sorted(known)}")
+            raise TypeError(
+                f"{type(self).__name__}: unknown options {unknown}; known: {sorted(known)}"
+            )
         self.config = self.Config(**config)
         self.encoder: Any = None
         self.mean: np.ndarray | None = None
@@ -103,7 +105,9 @@ class RepresentationLearner:
         cfg = self.config
         d = as_physio_data(data)
         if self.uses_labels and np.any(d.labels < 0):
-            raise ValueError(f"{type(self).__name__} trains on labels; the pretraining data has none")
+            raise ValueError(
+                f"{type(self).__name__} trains on labels; the pretraining data has none"
+            )
         updates = cfg.updates if cfg.updates is not None else budget.updates
         if updates is None:
             raise ValueError(f"{type(self).__name__}: set `updates` or give a budget with updates")
@@ -194,7 +198,11 @@ class RepresentationLearner:
             out = []
             with torch.no_grad():
                 for i in range(0, x.shape[0], batch):
-                    out.append(self.encoder(torch.from_numpy(np.ascontiguousarray(x[i : i + batch])))[0].numpy())
+                    out.append(
+                        self.encoder(torch.from_numpy(np.ascontiguousarray(x[i : i + batch])))[
+                            0
+                        ].numpy()
+                    )
             return np.concatenate(out).astype(np.float32)
         finally:
             torch.set_num_threads(old)

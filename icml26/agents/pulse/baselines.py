@@ -120,9 +120,16 @@ class MaskedAutoencoder(RepresentationLearner):
         return err.sum() / (m.sum() * x.shape[1])
 
 
-def gaussian_kl(mu: torch.Tensor, logvar: torch.Tensor, mu_p: Any = 0.0, logvar_p: Any = 0.0) -> torch.Tensor:
+def gaussian_kl(
+    mu: torch.Tensor, logvar: torch.Tensor, mu_p: Any = 0.0, logvar_p: Any = 0.0
+) -> torch.Tensor:
     """KL(N(mu, e^logvar) || N(mu_p, e^logvar_p)), elementwise."""
-    return 0.5 * (logvar_p - logvar + (logvar.exp() + (mu - mu_p) ** 2) / torch.exp(torch.as_tensor(logvar_p)) - 1)
+    return 0.5 * (
+        logvar_p
+        - logvar
+        + (logvar.exp() + (mu - mu_p) ** 2) / torch.exp(torch.as_tensor(logvar_p))
+        - 1
+    )
 
 
 @dataclass
@@ -157,7 +164,11 @@ class SequentialVAE(RepresentationLearner):
         self.p_rnn = nn.GRU(c.z_dim, c.rnn_hidden, batch_first=True)
         self.p_z = nn.Linear(c.rnn_hidden, 2 * c.z_dim)
         self.dec = nn.Sequential(
-            nn.Linear(c.v_dim + c.z_dim, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, channels * c.stride)
+            nn.Linear(c.v_dim + c.z_dim, 64),
+            nn.Tanh(),
+            nn.Linear(64, 64),
+            nn.Tanh(),
+            nn.Linear(64, channels * c.stride),
         )
         self.channels = channels
         return [self.q_v, self.q_rnn, self.q_z, self.p_rnn, self.p_z, self.dec]

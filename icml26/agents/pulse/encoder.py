@@ -59,9 +59,13 @@ class InitialCondition(nn.Module):
     *local* view (receptive field k + (k-1) d samples) that gives the decoder the window's state
     but cannot see its system parameters."""
 
-    def __init__(self, in_channels: int, hidden: int, out: int, kernel: int = 7, dilation: int = 2) -> None:
+    def __init__(
+        self, in_channels: int, hidden: int, out: int, kernel: int = 7, dilation: int = 2
+    ) -> None:
         super().__init__()
-        self.conv1 = nn.Conv1d(in_channels, hidden, kernel, padding="same", padding_mode="replicate")
+        self.conv1 = nn.Conv1d(
+            in_channels, hidden, kernel, padding="same", padding_mode="replicate"
+        )
         self.conv2 = nn.Conv1d(
             hidden,
             out,

@@ -30,7 +30,7 @@ from torch import nn
 from icml26.agents.pulse.base import RepresentationLearner, SSLConfig
 from icml26.agents.pulse.encoder import InitialCondition
 
-__all__ = ["PULSE", "PULSEConfig", "rollout_mse", "rollout_targets"]
+__all__ = ["PULSE", "PULSEConfig", "pulse_objective", "rollout_mse", "rollout_targets"]
 
 
 def rollout_targets(
@@ -44,7 +44,9 @@ def rollout_targets(
     T = target.shape[1]
     idx = start[:, None] + 1 + stride * torch.arange(steps)[None, :]
     valid = idx < T
-    gathered = torch.gather(target, 1, idx.clamp(max=T - 1)[:, :, None].expand(-1, -1, target.shape[2]))
+    gathered = torch.gather(
+        target, 1, idx.clamp(max=T - 1)[:, :, None].expand(-1, -1, target.shape[2])
+    )
     return gathered, valid
 
 
@@ -59,6 +61,21 @@ def rollout_mse(pred: torch.Tensor, target: torch.Tensor, start: torch.Tensor) -
     tgt, valid = rollout_targets(target, start, pred.shape[1])
     err = ((pred - tgt) ** 2).sum(dim=2) * valid
     return err.sum() / (valid.sum() * pred.shape[2]).clamp(min=1)
+
+
+def pulse_objective(pred: torch.Tensor, target: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
+    """The release's loss over k rollouts of B windows, stacked pass by pass: pred (k B, steps,
+    C), target (B, T, C), start (k B,) whose first B entries are 0. Returns
+    ``0.5 * (L_0 + mean_{j >= 1} L_j)`` with ``L_j`` the :func:`rollout_mse` of pass j (just
+    ``L_0`` when k = 1)."""
+    B = target.shape[0]
+    k = pred.shape[0] // B
+    losses = [
+        rollout_mse(pred[j * B : (j + 1) * B], target, start[j * B : (j + 1) * B]) for j in range(k)
+    ]
+    if k == 1:
+        return losses[0]
+    return 0.5 * (losses[0] + sum(losses[1:]) / (k - 1))
 
 
 @dataclass
@@ -94,7 +111,9 @@ class _Decoder(nn.Module):
     ) -> None:
         super().__init__()
         self.gru = nn.GRU(emb + tv_dim, hidden, num_layers=layers, batch_first=True)
-        self.out = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, channels * stride))
+        self.out = nn.Sequential(
+            nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, channels * stride)
+        )
         self.layers, self.channels, self.stride = layers, channels, stride
 
     def forward(self, inputs: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
@@ -114,15 +133,23 @@ class PULSE(RepresentationLearner):
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         if self.config.pairing not in ("window", "recording"):
-            raise ValueError(f"PULSE: pairing must be 'window' or 'recording', got {self.config.pairing!r}")
+            raise ValueError(
+                f"PULSE: pairing must be 'window' or 'recording', got {self.config.pairing!r}"
+            )
 
     def build(self, channels: int, length: int, n_classes: int) -> list[Any]:
         c = self.config
         if length - c.right_boundary < 1:
-            raise ValueError(f"PULSE: right_boundary {c.right_boundary} leaves no start index in {length} samples")
-        self.init = InitialCondition(channels, c.init_hidden, c.gru_hidden, c.init_kernel, c.init_dilation)
+            raise ValueError(
+                f"PULSE: right_boundary {c.right_boundary} leaves no start index in {length} samples"
+            )
+        self.init = InitialCondition(
+            channels, c.init_hidden, c.gru_hidden, c.init_kernel, c.init_dilation
+        )
         self.tv = nn.Conv1d(c.emb_dim, c.tv_dim, 3, padding=1) if c.tv_dim else None
-        self.decoder = _Decoder(c.emb_dim, c.tv_dim, c.gru_hidden, c.gru_layers, channels, c.decode_stride)
+        self.decoder = _Decoder(
+            c.emb_dim, c.tv_dim, c.gru_hidden, c.gru_layers, channels, c.decode_stride
+        )
         self.drop = nn.Dropout(c.dropout)
         self.length = length
         return [m for m in (self.init, self.tv, self.decoder) if m is not None]
@@ -132,11 +159,17 @@ class PULSE(RepresentationLearner):
         if self.tv is None:
             return None
         T = feats.shape[2]
-        pooled = nn.functional.adaptive_max_pool1d(self.tv(feats), max(1, T // self.config.pool_denom))
+        pooled = nn.functional.adaptive_max_pool1d(
+            self.tv(feats), max(1, T // self.config.pool_denom)
+        )
         return nn.functional.interpolate(pooled, size=T, mode="nearest").transpose(1, 2)
 
     def reconstruct(
-        self, context: torch.Tensor, states: torch.Tensor, tv: torch.Tensor | None, start: torch.Tensor
+        self,
+        context: torch.Tensor,
+        states: torch.Tensor,
+        tv: torch.Tensor | None,
+        start: torch.Tensor,
     ) -> torch.Tensor:
         """Rollout (B, steps * stride, C) from ``start`` driven by ``context`` (B, emb), from the
         target's initial-condition states (B, hidden, T) and time-varying channel (B, T, tv)."""
@@ -173,11 +206,4 @@ class PULSE(RepresentationLearner):
             None if tv is None else tv.repeat(k, 1, 1),
             start,
         )
-        tgt = target.transpose(1, 2).repeat(k, 1, 1)
-        losses = [
-            rollout_mse(pred[i * B : (i + 1) * B], tgt[i * B : (i + 1) * B], start[i * B : (i + 1) * B])
-            for i in range(k)
-        ]
-        if k == 1:
-            return losses[0]
-        return 0.5 * (losses[0] + sum(losses[1:]) / (k - 1))
+        return pulse_objective(pred, target.transpose(1, 2), start)

@@ -48,16 +48,40 @@ EVALUATIONS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 METRICS = (
-    Metric("accuracy", "max", 0.0, 1.0, "linear-probe accuracy on held-out source recordings (all labels)"),
-    Metric("accuracy_10pct", "max", 0.0, 1.0, "linear-probe accuracy with 10% of the labels (5 draws)"),
-    Metric("accuracy_1pct", "max", 0.0, 1.0, "linear-probe accuracy with 1% of the labels (5 draws)"),
-    Metric("transfer_accuracy", "max", 0.0, 1.0, "linear-probe accuracy on the shifted target domain"),
+    Metric(
+        "accuracy",
+        "max",
+        0.0,
+        1.0,
+        "linear-probe accuracy on held-out source recordings (all labels)",
+    ),
+    Metric(
+        "accuracy_10pct", "max", 0.0, 1.0, "linear-probe accuracy with 10% of the labels (5 draws)"
+    ),
+    Metric(
+        "accuracy_1pct", "max", 0.0, 1.0, "linear-probe accuracy with 1% of the labels (5 draws)"
+    ),
+    Metric(
+        "transfer_accuracy", "max", 0.0, 1.0, "linear-probe accuracy on the shifted target domain"
+    ),
     Metric("balanced_accuracy", "max", 0.0, 1.0, "mean per-class recall of the all-label probe"),
     Metric("r2_transferable", "max", -math.inf, 1.0, "mean R^2 of the recording-level factors"),
-    Metric("r2_sample", "min", -math.inf, 1.0, "mean R^2 of the window-level factors (lower = filtered)"),
+    Metric(
+        "r2_sample",
+        "min",
+        -math.inf,
+        1.0,
+        "mean R^2 of the window-level factors (lower = filtered)",
+    ),
     Metric("selectivity", "max", -math.inf, math.inf, "r2_transferable - r2_sample"),
-    *(Metric(f"r2_{f}", "max", -math.inf, 1.0, f"R^2 of the transferable factor {f}") for f in TRANSFERABLE_FACTORS),
-    *(Metric(f"r2_{f}", "min", -math.inf, 1.0, f"R^2 of the sample-specific factor {f}") for f in SAMPLE_FACTORS),
+    *(
+        Metric(f"r2_{f}", "max", -math.inf, 1.0, f"R^2 of the transferable factor {f}")
+        for f in TRANSFERABLE_FACTORS
+    ),
+    *(
+        Metric(f"r2_{f}", "min", -math.inf, 1.0, f"R^2 of the sample-specific factor {f}")
+        for f in SAMPLE_FACTORS
+    ),
 )
 
 
@@ -135,7 +159,10 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """Pretrain within ``task.budget``, then one probe episode per evaluation (frozen encoder)."""
     uses_labels = bool(getattr(agent, "uses_labels", False))
     evaluations = task.extra["evaluations"]
-    envs = {name: gym.make(task.env_id, **{**task.env_kwargs, **ev["env_kwargs"]}) for name, ev in evaluations.items()}
+    envs = {
+        name: gym.make(task.env_id, **{**task.env_kwargs, **ev["env_kwargs"]})
+        for name, ev in evaluations.items()
+    }
     try:
         bind_agent(agent, next(iter(envs.values())))
         agent.reset(seed)
@@ -147,8 +174,21 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
             action = agent.act(obs, info)
             _, reward, terminated, _, step_info = env.step(action)
             assert terminated, "PhysioProbe episodes last one step"
-            keep = ("accuracy", "balanced_accuracy", "accuracies", "n_labels", "r2", "r2_transferable", "r2_sample", "selectivity")
-            episodes[name] = {"seed": s, "reward": float(reward), **{k: step_info[k] for k in keep if k in step_info}}
+            keep = (
+                "accuracy",
+                "balanced_accuracy",
+                "accuracies",
+                "n_labels",
+                "r2",
+                "r2_transferable",
+                "r2_sample",
+                "selectivity",
+            )
+            episodes[name] = {
+                "seed": s,
+                "reward": float(reward),
+                **{k: step_info[k] for k in keep if k in step_info},
+            }
     finally:
         for env in envs.values():
             env.close()
@@ -170,7 +210,14 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     return TrialOutcome(metrics=metrics, scores=[episodes["probe"]["accuracy"]], extra=extra)
 
 
-_SSL = {"pulse": {}, "pulse-cross": {}, "pulse-simclr": {}, "pulse-mae": {}, "pulse-svae": {}, "pulse-random": {}}
+_SSL = {
+    "pulse": {},
+    "pulse-cross": {},
+    "pulse-simclr": {},
+    "pulse-mae": {},
+    "pulse-svae": {},
+    "pulse-random": {},
+}
 
 SUITES: dict[str, list[SuiteEntry]] = {
     # pulse-supervised (reference only) is left out of the ranked suites

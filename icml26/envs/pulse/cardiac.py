@@ -183,11 +183,16 @@ def mcsharry_ecg(phase: np.ndarray, dt: float, morph: Morphology) -> np.ndarray:
     pos = (np.mod(phase + np.pi, 2 * np.pi)) * (_PHASE_GRID / (2 * np.pi))
     j = np.minimum(pos.astype(np.int64), _PHASE_GRID - 1)
     frac = pos - j
-    u = np.take_along_axis(table, j, axis=1) * (1 - frac) + np.take_along_axis(table, j + 1, axis=1) * frac
+    u = (
+        np.take_along_axis(table, j, axis=1) * (1 - frac)
+        + np.take_along_axis(table, j + 1, axis=1) * frac
+    )
     h = dt
     num = np.array([h / 2, h / 2]) / (1 + h / 2)
     den = np.array([1.0, -(1 - h / 2) / (1 + h / 2)])
-    return lfilter(num, den, u, axis=1)
+    # initial state chosen so that z_0 = 0 exactly (z_0 = num[0] u_0 + zi)
+    z, _ = lfilter(num, den, u, axis=1, zi=-num[0] * u[:, :1])
+    return z
 
 
 _SCALE_CACHE: dict[float, float] = {}

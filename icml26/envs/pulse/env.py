@@ -118,11 +118,12 @@ class PhysioProbeEnv(gym.Env):
     >>> obs, info = env.reset(seed=0)
     >>> print(obs.shape, info["channels"], info["class_names"])
     (48, 2, 256) ('ecg', 'ppg') ('normal', 'af', 'bbb', 'ste')
-    >>> rms = np.sqrt((obs ** 2).mean(axis=2))            # a crude 2-feature embedding
-    >>> emb = np.zeros((48, 8), np.float32); emb[:, :2] = rms
+    >>> d = np.diff(obs, axis=2)                          # a crude 4-feature embedding:
+    >>> emb = np.zeros((48, 8), np.float32)                # sd of each channel and of its slope
+    >>> emb[:, :2], emb[:, 2:4] = obs.std(axis=2), d.std(axis=2)
     >>> obs, reward, terminated, truncated, info = env.step(emb)
     >>> print(round(float(reward), 4), terminated, info["n_labels"])
-    0.4375 True 32
+    0.3125 True 32
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -145,23 +146,33 @@ class PhysioProbeEnv(gym.Env):
         if probe not in PROBES:
             raise ValueError(f"{ENV_NAME}: probe must be one of {PROBES}, got {probe!r}")
         if not isinstance(label_fraction, (int, float)) or not 0 < label_fraction <= 1:
-            raise ValueError(f"{ENV_NAME}: label_fraction must be in (0, 1], got {label_fraction!r}")
+            raise ValueError(
+                f"{ENV_NAME}: label_fraction must be in (0, 1], got {label_fraction!r}"
+            )
         self.probe = probe
         self.label_fraction = float(label_fraction)
         self.label_draws = check_int_at_least(ENV_NAME, "label_draws", label_draws)
-        self.recordings_per_class = check_int_at_least(ENV_NAME, "recordings_per_class", recordings_per_class)
+        self.recordings_per_class = check_int_at_least(
+            ENV_NAME, "recordings_per_class", recordings_per_class
+        )
         self.test_recordings_per_class = check_int_at_least(
             ENV_NAME, "test_recordings_per_class", test_recordings_per_class
         )
-        self.windows_per_recording = check_int_at_least(ENV_NAME, "windows_per_recording", windows_per_recording)
+        self.windows_per_recording = check_int_at_least(
+            ENV_NAME, "windows_per_recording", windows_per_recording
+        )
         self.embedding_dim = check_int_at_least(ENV_NAME, "embedding_dim", embedding_dim)
         self._folder: PhysioData | None = None
         if data_dir is not None:
             if probe == "factors":
-                raise ValueError(f"{ENV_NAME}: real recordings have no known factors; use probe='classes'")
+                raise ValueError(
+                    f"{ENV_NAME}: real recordings have no known factors; use probe='classes'"
+                )
             from icml26.envs.pulse.wfdb_io import load_folder
 
-            self._folder = load_folder(Path(data_dir), windows_per_recording=windows_per_recording, **simulator)
+            self._folder = load_folder(
+                Path(data_dir), windows_per_recording=windows_per_recording, **simulator
+            )
             self.config: PhysioConfig | None = None
             self.domain = f"wfdb:{data_dir}"
             counts = np.bincount(self._folder.labels, minlength=len(self._folder.class_names))
@@ -171,7 +182,9 @@ class PhysioProbeEnv(gym.Env):
                     f"one to test), got {dict(zip(self._folder.class_names, counts.tolist()))}"
                 )
             # each class's records split in the ratio recordings_per_class : test_recordings_per_class
-            share = self.recordings_per_class / (self.recordings_per_class + self.test_recordings_per_class)
+            share = self.recordings_per_class / (
+                self.recordings_per_class + self.test_recordings_per_class
+            )
             self._n_train = [int(min(max(1, round(k * share)), k - 1)) for k in counts.tolist()]
             n_windows = self._folder.n_recordings * self._folder.windows_per_recording
             shape = self._folder.windows.shape[2:]
@@ -185,7 +198,11 @@ class PhysioProbeEnv(gym.Env):
                 raise type(exc)(f"{ENV_NAME}: {exc}") from None
             self.domain = domain
             n_cls = len(self.config.classes)
-            n_windows = n_cls * (self.recordings_per_class + self.test_recordings_per_class) * self.windows_per_recording
+            n_windows = (
+                n_cls
+                * (self.recordings_per_class + self.test_recordings_per_class)
+                * self.windows_per_recording
+            )
             shape = (len(self.config.channels), self.config.length)
             self.class_names = self.config.classes
             self.channels = self.config.channels
@@ -221,7 +238,7 @@ class PhysioProbeEnv(gym.Env):
         w = data.windows_per_recording
         win = lambda recs: (recs[:, None] * w + np.arange(w)).ravel()  # noqa: E731
         train_w, test_w = win(train_rec), win(test_rec)
-        x, y, _ = data.flat()
+        x, y, rec = data.flat()
         order = rng.permutation(np.concatenate([train_w, test_w]))
         pos = np.empty(x.shape[0], dtype=np.int64)
         pos[order] = np.arange(order.size)
@@ -230,6 +247,7 @@ class PhysioProbeEnv(gym.Env):
             "test": pos[test_w],
             "y_train": y[train_w],
             "y_test": y[test_w],
+            "recording": rec[order],  # recording of each observed window (for checks; not shown)
         }
         if self.probe == "factors":
             names = [*TRANSFERABLE_FACTORS, *SAMPLE_FACTORS]
@@ -237,7 +255,11 @@ class PhysioProbeEnv(gym.Env):
             episode.update(names=names, f_train=f[train_w], f_test=f[test_w])
         else:
             episode["subsets"] = label_subsets(
-                rng, episode["y_train"], self.label_fraction, self.label_draws, len(self.class_names)
+                rng,
+                episode["y_train"],
+                self.label_fraction,
+                self.label_draws,
+                len(self.class_names),
             )
         self._episode = episode
         obs = np.ascontiguousarray(x[order], dtype=np.float32)
@@ -253,7 +275,9 @@ class PhysioProbeEnv(gym.Env):
         if self.probe == "classes":
             accs, baccs = [], []
             for sub in ep["subsets"]:
-                pred = logistic_probe(z_train[sub], ep["y_train"][sub], z_test, len(self.class_names))
+                pred = logistic_probe(
+                    z_train[sub], ep["y_train"][sub], z_test, len(self.class_names)
+                )
                 accs.append(float(np.mean(pred == ep["y_test"])))
                 per_class = [
                     float(np.mean(pred[ep["y_test"] == c] == c))
@@ -308,5 +332,7 @@ class PhysioProbeEnv(gym.Env):
         if z.shape != self.action_space.shape:
             raise ValueError(f"{ENV_NAME}: expected {want}, got shape {z.shape}")
         if not np.all(np.isfinite(z)) or np.any(np.abs(z) > EMBED_BOUND):
-            raise ValueError(f"{ENV_NAME}: embeddings must be finite with |value| <= {EMBED_BOUND:g}")
+            raise ValueError(
+                f"{ENV_NAME}: embeddings must be finite with |value| <= {EMBED_BOUND:g}"
+            )
         return z

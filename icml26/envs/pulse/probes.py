@@ -67,7 +67,9 @@ def logistic_probe(
         gb = g.sum(axis=0) * C
         return C * loss + 0.5 * float(np.sum(W * W)), np.concatenate([gW.ravel(), gb])
 
-    res = minimize(f, np.zeros(d * k + k), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    res = minimize(
+        f, np.zeros(d * k + k), jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
+    )
     W = res.x[: d * k].reshape(d, k)
     b = res.x[d * k :]
     return present[np.argmax(xte @ W + b, axis=1)]

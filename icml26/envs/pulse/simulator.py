@@ -79,6 +79,7 @@ SAMPLE_FACTORS = (
 )
 
 _B = dict(zip(cardiac.WAVES, range(5)))
+_FLOOR = 1e-6  # log factors of switched-off nuisance
 _ST = 5  # column of the ST-segment wave in the morphology arrays
 
 
@@ -104,7 +105,12 @@ class Domain:
         )
 
 
-_SOURCE_HR = {"normal": (55.0, 100.0), "af": (70.0, 120.0), "bbb": (55.0, 100.0), "ste": (55.0, 100.0)}
+_SOURCE_HR = {
+    "normal": (55.0, 100.0),
+    "af": (70.0, 120.0),
+    "bbb": (55.0, 100.0),
+    "ste": (55.0, 100.0),
+}
 DOMAINS: dict[str, Domain] = {
     "source": Domain(hr=_SOURCE_HR),
     "target": Domain(
@@ -137,7 +143,9 @@ class PhysioConfig:
         object.__setattr__(self, "channels", tuple(self.channels))
         object.__setattr__(self, "classes", tuple(self.classes))
         if self.domain not in DOMAINS:
-            raise ValueError(f"PhysioConfig: domain must be one of {sorted(DOMAINS)}, got {self.domain!r}")
+            raise ValueError(
+                f"PhysioConfig: domain must be one of {sorted(DOMAINS)}, got {self.domain!r}"
+            )
         bad = [c for c in self.channels if c not in CHANNELS]
         if bad or not self.channels or len(set(self.channels)) != len(self.channels):
             raise ValueError(
@@ -157,7 +165,9 @@ class PhysioConfig:
                 f"PhysioConfig: need fs >= 32 Hz and window_seconds >= 1, got {self.fs}, {self.window_seconds}"
             )
         if not isinstance(self.fine_factor, int) or self.fine_factor < 1:
-            raise ValueError(f"PhysioConfig: fine_factor must be an int >= 1, got {self.fine_factor!r}")
+            raise ValueError(
+                f"PhysioConfig: fine_factor must be an int >= 1, got {self.fine_factor!r}"
+            )
 
     @property
     def length(self) -> int:
@@ -243,6 +253,10 @@ class PhysioData:
 
 
 def _loguniform(rng: np.random.Generator, lo: float, hi: float, size: Any) -> np.ndarray:
+    """Log-uniform on [lo, hi]; all zeros when the range is scaled to 0 (nuisance switched off)."""
+    if hi <= 0:
+        rng.uniform(size=size)  # keep the stream aligned with the scaled-up case
+        return np.zeros(size)
     return np.exp(rng.uniform(np.log(lo), np.log(hi), size=size))
 
 
@@ -254,7 +268,7 @@ def sample_systems(
     n = labels.shape[0]
     names = np.asarray(config.classes)[labels]
     hr = np.empty(n)
-    for c in set(names.tolist()):
+    for c in config.classes:
         m = names == c
         hr[m] = rng.uniform(*dom.hr[c], size=int(m.sum()))
     is_af = names == "af"
@@ -306,18 +320,23 @@ def sample_systems(
     }
 
 
-def _wander(rng: np.random.Generator, t: np.ndarray, resp_hz: np.ndarray, rms: np.ndarray) -> np.ndarray:
+def _wander(
+    rng: np.random.Generator, t: np.ndarray, resp_hz: np.ndarray, rms: np.ndarray
+) -> np.ndarray:
     """Baseline wander (n, T) of RMS ``rms``: a respiratory sinusoid plus a slow random drift
     (six sinusoids at 0.05-0.5 Hz with random phases), mixed in a random proportion."""
     n = rms.shape[0]
     resp = np.sin(2 * np.pi * resp_hz[:, None] * t + rng.uniform(0, 2 * np.pi, (n, 1)))
     f = rng.uniform(0.05, 0.5, size=(n, 6))
     drift = np.sum(
-        rng.normal(size=(n, 6, 1)) * np.sin(2 * np.pi * f[:, :, None] * t + rng.uniform(0, 2 * np.pi, (n, 6, 1))),
+        rng.normal(size=(n, 6, 1))
+        * np.sin(2 * np.pi * f[:, :, None] * t + rng.uniform(0, 2 * np.pi, (n, 6, 1))),
         axis=1,
     )
     mix = rng.uniform(0.0, 1.0, size=(n, 1))
-    w = mix * resp / resp.std(axis=1, keepdims=True) + (1 - mix) * drift / drift.std(axis=1, keepdims=True)
+    w = mix * resp / resp.std(axis=1, keepdims=True) + (1 - mix) * drift / drift.std(
+        axis=1, keepdims=True
+    )
     return w / np.sqrt(np.mean(w**2, axis=1, keepdims=True)) * rms[:, None]
 
 
@@ -377,7 +396,13 @@ def render_windows(
         parts = {}
         if sin_rows.size:
             parts["sin"] = cardiac.sinus_beats(
-                rng, rr_mean[sin_rows], s["rr_cv"][sin_rows], s["lf_hf"][sin_rows], s["resp_hz"][sin_rows], t0, t1
+                rng,
+                rr_mean[sin_rows],
+                s["rr_cv"][sin_rows],
+                s["lf_hf"][sin_rows],
+                s["resp_hz"][sin_rows],
+                t0,
+                t1,
             )
         if af_rows.size:
             parts["af"] = cardiac.af_beats(rng, rr_mean[af_rows], s["rr_cv"][af_rows], t0, t1)
@@ -391,7 +416,9 @@ def render_windows(
         start_phase = phase[:, keep]
         channels: dict[str, np.ndarray] = {}
         if "ecg" in config.channels:
-            morph = cardiac.hr_adjusted(cardiac.Morphology(s["theta"], s["a"], s["b"]), s["heart_rate"])
+            morph = cardiac.hr_adjusted(
+                cardiac.Morphology(s["theta"], s["a"], s["b"]), s["heart_rate"]
+            )
             z = cardiac.mcsharry_ecg(phase, fine_dt, morph)[:, keep:] / scale
             channels["ecg"] = z
         if "ppg" in config.channels:
@@ -421,11 +448,13 @@ def render_windows(
             down["ecg"] = ecg + wander + art_ecg + noise_sd[:, None] * rng.normal(size=(m, T))
         if "ppg" in down:
             ppg = down["ppg"] * resp_mod * np.exp(s["ppg_log_gain"])[:, None]
-            down["ppg"] = ppg + 0.5 * wander + art_ppg + 0.5 * noise_sd[:, None] * rng.normal(size=(m, T))
+            down["ppg"] = (
+                ppg + 0.5 * wander + art_ppg + 0.5 * noise_sd[:, None] * rng.normal(size=(m, T))
+            )
         for j, c in enumerate(config.channels):
             out[lo : lo + m, j] = down[c]
-        facs["log_wander"][lo : lo + m] = np.log(wander_rms)
-        facs["log_noise"][lo : lo + m] = np.log(noise_sd)
+        facs["log_wander"][lo : lo + m] = np.log(np.maximum(wander_rms, _FLOOR))
+        facs["log_noise"][lo : lo + m] = np.log(np.maximum(noise_sd, _FLOOR))
         facs["artefacts"][lo : lo + m] = art_total
         facs["phase_cos"][lo : lo + m] = np.cos(start_phase)
         facs["phase_sin"][lo : lo + m] = np.sin(start_phase)
@@ -447,7 +476,11 @@ def simulate(
     n, w = labels.size, windows_per_recording
     recording = np.repeat(np.arange(n), w)
     windows, sample = render_windows(rng, systems, recording, config)
-    factors: dict[str, np.ndarray] = {name: np.asarray(systems[name], dtype=np.float64) for name in TRANSFERABLE_FACTORS if name in systems}
+    factors: dict[str, np.ndarray] = {
+        name: np.asarray(systems[name], dtype=np.float64)
+        for name in TRANSFERABLE_FACTORS
+        if name in systems
+    }
     factors["resp_rate"] = 60.0 * systems["resp_hz"]
     for name, v in sample.items():
         factors[name] = v.reshape(n, w)

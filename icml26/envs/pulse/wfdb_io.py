@@ -67,14 +67,18 @@ def _parse_header(path: Path) -> tuple[str, int, float, int | None, list[_Signal
     except (IndexError, ValueError):
         raise ValueError(f"{path}: malformed record line {' '.join(rec)!r}") from None
     if len(body) < 1 + n_sig:
-        raise ValueError(f"{path}: header declares {n_sig} signals, found {len(body) - 1} signal lines")
+        raise ValueError(
+            f"{path}: header declares {n_sig} signals, found {len(body) - 1} signal lines"
+        )
     sigs = []
     for k, fields in enumerate(body[1 : 1 + n_sig]):
         fmt = fields[1].split("x")[0].split(":")[0].split("+")[0]
         if fmt not in FORMATS:
             raise ValueError(f"{path}: signal {k} has format {fields[1]!r}; supported: {FORMATS}")
         if any(c in fields[1] for c in "x:+"):
-            raise ValueError(f"{path}: signal {k}: samples-per-frame, skew and byte offsets are not supported")
+            raise ValueError(
+                f"{path}: signal {k}: samples-per-frame, skew and byte offsets are not supported"
+            )
         gain, baseline, units = 200.0, None, "mV"
         if len(fields) > 2:
             g = fields[2]
@@ -86,7 +90,9 @@ def _parse_header(path: Path) -> tuple[str, int, float, int | None, list[_Signal
             gain = float(g) or 200.0
         adc_zero = int(fields[4]) if len(fields) > 4 else 0
         name = " ".join(fields[8:]) if len(fields) > 8 else f"sig{k}"
-        sigs.append(_Signal(fields[0], fmt, gain, adc_zero if baseline is None else baseline, units, name))
+        sigs.append(
+            _Signal(fields[0], fmt, gain, adc_zero if baseline is None else baseline, units, name)
+        )
     return rec[0], n_sig, fs, n_samples, sigs, comments
 
 
@@ -111,7 +117,9 @@ def _encode(d: np.ndarray, fmt: str) -> bytes:
     if d.size % 2:
         d = np.append(d, 0)
     u = np.where(d < 0, d + 4096, d).reshape(-1, 2)
-    b = np.stack([u[:, 0] & 0xFF, ((u[:, 0] >> 8) & 0x0F) | ((u[:, 1] >> 4) & 0xF0), u[:, 1] & 0xFF], axis=1)
+    b = np.stack(
+        [u[:, 0] & 0xFF, ((u[:, 0] >> 8) & 0x0F) | ((u[:, 1] >> 4) & 0xF0), u[:, 1] & 0xFF], axis=1
+    )
     return b.astype(np.uint8).tobytes()
 
 
@@ -129,7 +137,9 @@ def read_record(path: str | Path) -> Record:
     for fname, idx in files.items():
         fmts = {sigs[k].fmt for k in idx}
         if len(fmts) != 1:
-            raise ValueError(f"{hea}: signals sharing {fname} must share a format, got {sorted(fmts)}")
+            raise ValueError(
+                f"{hea}: signals sharing {fname} must share a format, got {sorted(fmts)}"
+            )
         data = _decode((hea.parent / fname).read_bytes(), fmts.pop())
         frames = data.size // len(idx)
         data = data[: frames * len(idx)].reshape(frames, len(idx))
@@ -138,7 +148,9 @@ def read_record(path: str | Path) -> Record:
     length = min(c.size for c in columns.values())
     if n_samples is not None:
         if length < n_samples:
-            raise ValueError(f"{hea}: header declares {n_samples} samples, the signal files hold {length}")
+            raise ValueError(
+                f"{hea}: header declares {n_samples} samples, the signal files hold {length}"
+            )
         length = n_samples
     phys = np.stack(
         [(columns[k][:length] - sigs[k].baseline) / sigs[k].gain for k in range(n_sig)], axis=1
@@ -163,7 +175,9 @@ def write_record(
         raise ValueError(f"write_record: fmt must be one of {FORMATS}, got {fmt!r}")
     x = np.asarray(signals, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != len(sig_names):
-        raise ValueError(f"write_record: signals must be (samples, {len(sig_names)}), got {x.shape}")
+        raise ValueError(
+            f"write_record: signals must be (samples, {len(sig_names)}), got {x.shape}"
+        )
     lim = {"16": 2**15 - 1, "212": 2**11 - 1, "80": 2**7 - 1}[fmt]
     d = np.clip(np.round(x * gain), -lim, lim).astype(np.int64)
     folder = Path(folder)
@@ -186,7 +200,9 @@ def _pick(record: Record, channels: tuple[str, ...] | None) -> tuple[np.ndarray,
     for c in channels:
         hits = [i for i, s in enumerate(lower) if s == c.lower() or s.startswith(c.lower())]
         if not hits:
-            raise ValueError(f"record {record.name}: no channel named {c!r}; it has {record.sig_names}")
+            raise ValueError(
+                f"record {record.name}: no channel named {c!r}; it has {record.sig_names}"
+            )
         cols.append(hits[0])
     return record.signals[:, cols], tuple(channels)
 
@@ -209,7 +225,9 @@ def load_folder(
     from scipy.signal import resample_poly
 
     if unknown:
-        raise TypeError(f"load_folder: options {sorted(unknown)} apply to the simulator, not to WFDB folders")
+        raise TypeError(
+            f"load_folder: options {sorted(unknown)} apply to the simulator, not to WFDB folders"
+        )
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no WFDB folder {folder}")
@@ -235,7 +253,9 @@ def load_folder(
         rec = read_record(folder / name)
         x, picked = _pick(rec, None if channels is None else tuple(channels))
         if chans is not None and len(picked) != len(chans):
-            raise ValueError(f"record {name}: {len(picked)} channels, others have {len(chans)}; pass channels=")
+            raise ValueError(
+                f"record {name}: {len(picked)} channels, others have {len(chans)}; pass channels="
+            )
         chans = picked
         ratio = Fraction(fs / rec.fs).limit_denominator(1000)
         y = resample_poly(x, ratio.numerator, ratio.denominator, axis=0) if ratio != 1 else x
@@ -258,4 +278,3 @@ def load_folder(
         class_names=class_names,
         source=f"wfdb:{folder}",
     )
-
