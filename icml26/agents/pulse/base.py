@@ -9,6 +9,7 @@ windows), zero-padded to the env's embedding width.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,7 @@ class RepresentationLearner:
         # called as checkpoint(update) after every ``log_every`` updates (e.g. to probe the
         # encoder during training); None by default
         self.checkpoint: Any = None
+        self.device: Any = "cpu"
 
     # ------------------------------------------------------------------ protocol
     def reset(self, seed: int | None = None) -> None:
@@ -116,15 +118,21 @@ class RepresentationLearner:
             torch.set_num_threads(cfg.num_threads)
         try:
             torch.manual_seed(self._seed)
+            # an execution detail, not a hyperparameter (kept out of the trial key): the
+            # device-batch script sets it to "cuda"; CUDA kernels are not bit-reproducible
+            self.device = torch.device(os.environ.get("ICML26_TORCH_DEVICE", "cpu"))
             self.rng = np.random.default_rng(self._seed)
             x = d.windows.astype(np.float32)
             self.mean = x.mean(axis=(0, 1, 3)).astype(np.float32)
             self.sd = (x.std(axis=(0, 1, 3)) + 1e-6).astype(np.float32)
             self.data = d
-            self._x = torch.from_numpy((x - self.mean[:, None]) / self.sd[:, None])
-            self._labels = torch.from_numpy(d.labels)
+            self._x = self.tensor((x - self.mean[:, None]) / self.sd[:, None])
+            self._labels = self.tensor(d.labels)
             self.encoder = TSEncoder(x.shape[2], cfg.hidden, cfg.emb_dim, cfg.depth)
             heads = self.build(x.shape[2], x.shape[3], len(d.class_names))
+            self.encoder.to(self.device)
+            for h in heads:
+                h.to(self.device)
             params = list(self.encoder.parameters()) + [p for h in heads for p in h.parameters()]
             curve: list[dict[str, float]] = []
             t0 = time.perf_counter()
@@ -159,6 +167,7 @@ class RepresentationLearner:
                 h.eval()
             return {
                 "updates": int(updates),
+                "device": str(self.device),
                 "train_seconds": time.perf_counter() - t0,
                 "encoder_parameters": count_parameters(self.encoder),
                 "head_parameters": sum(count_parameters(h) for h in heads),
@@ -199,9 +208,9 @@ class RepresentationLearner:
             with torch.no_grad():
                 for i in range(0, x.shape[0], batch):
                     out.append(
-                        self.encoder(torch.from_numpy(np.ascontiguousarray(x[i : i + batch])))[
-                            0
-                        ].numpy()
+                        self.encoder(self.tensor(np.ascontiguousarray(x[i : i + batch])))[0]
+                        .cpu()
+                        .numpy()
                     )
             return np.concatenate(out).astype(np.float32)
         finally:
@@ -214,7 +223,7 @@ class RepresentationLearner:
 
         rec = self.rng.integers(0, self._x.shape[0], size=n)
         win = self.rng.integers(0, self._x.shape[1], size=n)
-        return self._x[torch.from_numpy(rec), torch.from_numpy(win)], rec
+        return self._x[self.tensor(rec), self.tensor(win)], rec
 
     def sample_pairs(self, n: int) -> tuple[Any, Any]:
         """n pairs of *different* windows of the same recording: (A (n, C, T), B (n, C, T))."""
@@ -223,10 +232,16 @@ class RepresentationLearner:
         w = self._x.shape[1]
         if w < 2:
             raise ValueError("pairs of windows need recordings with >= 2 windows")
-        rec = torch.from_numpy(self.rng.integers(0, self._x.shape[0], size=n))
+        rec = self.tensor(self.rng.integers(0, self._x.shape[0], size=n))
         a = self.rng.integers(0, w, size=n)
         b = (a + self.rng.integers(1, w, size=n)) % w
-        return self._x[rec, torch.from_numpy(a)], self._x[rec, torch.from_numpy(b)]
+        return self._x[rec, self.tensor(a)], self._x[rec, self.tensor(b)]
+
+    def tensor(self, array: Any) -> Any:
+        """A numpy array as a tensor on the training device."""
+        import torch
+
+        return torch.as_tensor(np.asarray(array)).to(self.device)
 
     # ------------------------------------------------------------------ subclass hooks
     def build(self, channels: int, length: int, n_classes: int) -> list[Any]:

@@ -30,8 +30,8 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, tau: float) -> torch.Tensor:
     z = nn.functional.normalize(torch.cat([z1, z2]), dim=1)
     sim = z @ z.T / tau
     n = z1.shape[0]
-    sim = sim.masked_fill(torch.eye(2 * n, dtype=torch.bool), float("-inf"))
-    target = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
+    sim = sim.masked_fill(torch.eye(2 * n, dtype=torch.bool, device=z.device), float("-inf"))
+    target = torch.cat([torch.arange(n, 2 * n), torch.arange(n)]).to(z.device)
     return nn.functional.cross_entropy(sim, target)
 
 
@@ -67,11 +67,11 @@ class SimCLR(RepresentationLearner):
             if r.random() < c.p:
                 shift = int(r.integers(-int(c.max_shift * T), int(c.max_shift * T) + 1))
                 out[i] = torch.roll(out[i], shift, dims=1)
-        scale = torch.from_numpy(r.uniform(*c.scale, size=(B, 1, 1)).astype("float32"))
-        use = torch.from_numpy((r.random(size=(B, 1, 1)) < c.p).astype("float32"))
+        scale = self.tensor(r.uniform(*c.scale, size=(B, 1, 1)).astype("float32"))
+        use = self.tensor((r.random(size=(B, 1, 1)) < c.p).astype("float32"))
         out = out * (1 + use * (scale - 1))
-        use = torch.from_numpy((r.random(size=(B, 1, 1)) < c.p).astype("float32"))
-        noise = torch.from_numpy(r.normal(0.0, c.jitter, size=out.shape).astype("float32"))
+        use = self.tensor((r.random(size=(B, 1, 1)) < c.p).astype("float32"))
+        noise = self.tensor(r.normal(0.0, c.jitter, size=tuple(out.shape)).astype("float32"))
         return out + use * noise
 
     def loss(self) -> torch.Tensor:
@@ -114,7 +114,9 @@ class MaskedAutoencoder(RepresentationLearner):
     def loss(self) -> torch.Tensor:
         c = self.config
         x, _ = self.sample_windows(c.batch_size)
-        m = patch_mask(self.rng, x.shape[0], x.shape[2], c.patch, c.mask_ratio)[:, None, :]
+        m = patch_mask(self.rng, x.shape[0], x.shape[2], c.patch, c.mask_ratio)[:, None, :].to(
+            x.device
+        )
         _, feats = self.encoder(x.masked_fill(m, 0.0))
         err = (self.head(feats) - x) ** 2 * m
         return err.sum() / (m.sum() * x.shape[1])
@@ -185,7 +187,9 @@ class SequentialVAE(RepresentationLearner):
         h, _ = self.q_rnn(torch.cat([f, v[:, None, :].expand(-1, steps, -1)], dim=2))
         mu_z, lv_z = self.q_z(h).chunk(2, dim=2)
         z = mu_z + torch.randn_like(mu_z) * (0.5 * lv_z).exp()
-        hp, _ = self.p_rnn(torch.cat([torch.zeros(B, 1, c.z_dim), z[:, :-1]], dim=1))
+        hp, _ = self.p_rnn(
+            torch.cat([torch.zeros(B, 1, c.z_dim, device=z.device), z[:, :-1]], dim=1)
+        )
         mu_p, lv_p = self.p_z(hp).chunk(2, dim=2)
         xhat = self.dec(torch.cat([v[:, None, :].expand(-1, steps, -1), z], dim=2))
         xhat = xhat.reshape(B, steps * c.stride, C)[:, :T].transpose(1, 2)
@@ -206,7 +210,7 @@ class Supervised(RepresentationLearner):
     def loss(self) -> torch.Tensor:
         x, rec = self.sample_windows(self.config.batch_size)
         pooled, _ = self.encoder(x)
-        return nn.functional.cross_entropy(self.head(pooled), self._labels[torch.from_numpy(rec)])
+        return nn.functional.cross_entropy(self.head(pooled), self._labels[self.tensor(rec)])
 
 
 @dataclass

@@ -42,7 +42,7 @@ def rollout_targets(
     is ``target[b, start_b + 1 + k * stride]``, valid while that index is < T.
     """
     T = target.shape[1]
-    idx = start[:, None] + 1 + stride * torch.arange(steps)[None, :]
+    idx = start[:, None] + 1 + stride * torch.arange(steps, device=start.device)[None, :]
     valid = idx < T
     gathered = torch.gather(
         target, 1, idx.clamp(max=T - 1)[:, :, None].expand(-1, -1, target.shape[2])
@@ -118,7 +118,7 @@ class _Decoder(nn.Module):
 
     def forward(self, inputs: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
         """inputs (B, steps, in), h0 (B, hidden) -> (B, steps * stride, channels)."""
-        h = torch.cat([h0[None], torch.zeros(self.layers - 1, *h0.shape)], dim=0)
+        h = torch.cat([h0[None], h0.new_zeros(self.layers - 1, *h0.shape)], dim=0)
         states, _ = self.gru(inputs, h.contiguous())
         B, steps, _ = states.shape
         return self.out(states).reshape(B, steps * self.stride, self.channels)
@@ -179,7 +179,7 @@ class PULSE(RepresentationLearner):
         if tv is not None:
             shifted, _ = rollout_targets(tv, start, steps, stride)
             inputs = torch.cat([inputs, shifted], dim=2)
-        h0 = states[torch.arange(states.shape[0]), :, start]
+        h0 = states[torch.arange(states.shape[0], device=start.device), :, start]
         return self.decoder(self.drop(inputs), h0)
 
     def loss(self) -> torch.Tensor:
@@ -194,8 +194,8 @@ class PULSE(RepresentationLearner):
         B, T = target.shape[0], target.shape[2]
         states, tv = self.init(target), self._tv(feats)
         # one rollout from s = 0 and n_init_samples from random starts, batched in one GRU call
-        starts = [torch.zeros(B, dtype=torch.long)] + [
-            torch.from_numpy(self.rng.integers(0, T - c.right_boundary, size=B))
+        starts = [torch.zeros(B, dtype=torch.long, device=target.device)] + [
+            self.tensor(self.rng.integers(0, T - c.right_boundary, size=B))
             for _ in range(c.n_init_samples)
         ]
         k = len(starts)
