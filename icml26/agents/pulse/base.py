@@ -219,7 +219,6 @@ class RepresentationLearner:
     # ------------------------------------------------------------------ data
     def sample_windows(self, n: int) -> Any:
         """n standardized windows (n, C, T) drawn uniformly from the pretraining pool."""
-        import torch
 
         rec = self.rng.integers(0, self._x.shape[0], size=n)
         win = self.rng.integers(0, self._x.shape[1], size=n)
@@ -227,7 +226,6 @@ class RepresentationLearner:
 
     def sample_pairs(self, n: int) -> tuple[Any, Any]:
         """n pairs of *different* windows of the same recording: (A (n, C, T), B (n, C, T))."""
-        import torch
 
         w = self._x.shape[1]
         if w < 2:
