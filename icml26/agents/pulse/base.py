@@ -31,7 +31,9 @@ class SSLConfig:
     batch_size: int = 32
     """windows per update (pairs count as one; the release's base batch size)"""
     lr: float = 1e-3
-    """Adam learning rate (the release's 1e-3)"""
+    """peak learning rate of the one-cycle schedule (the release's 1e-3)"""
+    weight_decay: float = 1e-5
+    """AdamW weight decay (the release's 1e-5)"""
     grad_clip: float = 5.0
     """gradient value clip (the release clips values at 5)"""
     hidden: int = 32
@@ -137,7 +139,10 @@ class RepresentationLearner:
             curve: list[dict[str, float]] = []
             t0 = time.perf_counter()
             if updates > 0 and params:
-                opt = torch.optim.Adam(params, lr=cfg.lr)
+                # the release's base trainer: AdamW (weight decay 1e-5) with a one-cycle schedule
+                # over the whole budget (30% warm-up, cosine annealing), for every method
+                opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+                sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=int(updates))
                 bar = range(int(updates))
                 if cfg.progress:
                     from tqdm.auto import tqdm
@@ -153,6 +158,7 @@ class RepresentationLearner:
                     loss.backward()
                     torch.nn.utils.clip_grad_value_(params, cfg.grad_clip)
                     opt.step()
+                    sched.step()
                     running += float(loss.detach())
                     if (step + 1) % cfg.log_every == 0 or step + 1 == updates:
                         n = (step % cfg.log_every) + 1
