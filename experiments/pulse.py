@@ -60,7 +60,8 @@ COST = {
 
 
 def specs(arms: list[str] | None = None, seeds: tuple[int, ...] = SEEDS) -> list[Any]:
-    """Every trial of the study, longest first."""
+    """Every trial of the study: the top rung first (what the verdicts need), then the lower
+    rungs; within a rung seed by seed, the costliest arm first."""
     from icml26.benchmarks.trial import TrialSpec
 
     out = []
@@ -70,7 +71,7 @@ def specs(arms: list[str] | None = None, seeds: tuple[int, ...] = SEEDS) -> list
         for scale in LADDER if learns else (LADDER[-1],):
             for seed in seeds:
                 out.append(TrialSpec(TASK, VERSION, agent, kwargs, seed, scale))
-    return sorted(out, key=lambda s: -COST[s.agent] * s.budget_scale)
+    return sorted(out, key=lambda s: (-s.budget_scale, s.seed, -COST[s.agent]))
 
 
 def _done_keys(path: Path) -> set[str]:

@@ -97,8 +97,9 @@ class PULSEConfig(SSLConfig):
     """tv is max-pooled to T // pool_denom values (2 for 4-s windows at 64 Hz)"""
     n_init_samples: int = 2
     """rollouts from random start indices per update, besides the one from s = 0"""
-    right_boundary: int = 64
-    """random starts fall in [0, T - right_boundary)"""
+    right_boundary: int = 128
+    """random starts fall in [0, T - right_boundary): at least half the window is rolled out
+    (the release's synthetic config: 50 of 100 samples)"""
     dropout: float = 0.1
     decode_stride: int = 2
     """samples each GRU step emits (the release: 1). 2 halves the rollout's cost on CPU; the
