@@ -4,6 +4,7 @@
     python experiments/pulse.py run --store results/pulse.db     # here, resumable (via /work/coord/heavy)
     python experiments/pulse.py device-run --out DIR --workers 16 --deadline 540   # GPU machine
     python experiments/pulse.py ingest DIR/pulse_trials.jsonl --store results/pulse.db
+    python experiments/pulse.py export --store results/pulse.db --out DIR/pulse_trials.jsonl
     python experiments/pulse.py report --store results/pulse.db  # docs/results/pulse.md
 
 The declaration (``ARMS``, ``SEEDS``, ``LADDER``) is plain data so that it ports to a
@@ -160,6 +161,19 @@ def cmd_ingest(args: argparse.Namespace) -> None:
     print(f"ingested {n} trials into {args.store}")
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    """The store's FINISHED trials of the study as JSONL (seeds a device run, which skips them)."""
+    from icml26.benchmarks.store import ResultsStore
+
+    keys = {s.key for s in specs()}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with ResultsStore(args.store) as st, open(args.out, "w") as fh:
+        rows = [r for r in st.results(status="FINISHED") if r.key in keys]
+        for r in rows:
+            fh.write(json.dumps(r.to_dict()) + "\n")
+    print(f"exported {len(rows)} trials to {args.out}")
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     from icml26 import benchmarks
 
@@ -205,13 +219,20 @@ def main(argv: list[str] | None = None) -> int:
             q.add_argument("--workers", type=int, default=16)
             q.add_argument("--device", default="cuda")
             q.add_argument("--deadline", type=float, default=None, help="seconds from start")
+    q = sub.add_parser("export")
+    q.add_argument("--store", default="results/pulse.db")
+    q.add_argument("--out", default="results/pulse_device/pulse_trials.jsonl")
     q = sub.add_parser("ingest")
     q.add_argument("files", nargs="+")
     q.add_argument("--store", default="results/pulse.db")
     args = p.parse_args(argv)
-    {"plan": cmd_plan, "run": cmd_run, "device-run": cmd_device_run, "ingest": cmd_ingest}[
-        args.cmd
-    ](args)
+    {
+        "plan": cmd_plan,
+        "run": cmd_run,
+        "device-run": cmd_device_run,
+        "ingest": cmd_ingest,
+        "export": cmd_export,
+    }[args.cmd](args)
     return 0
 
 
