@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # spawned workers import this file as __mp_main__
     sys.path.insert(0, str(ROOT))
@@ -200,6 +202,332 @@ def cmd_plan(args: argparse.Namespace) -> None:
     )
 
 
+# ---------------------------------------------------------------------------- the page
+PAGE = ROOT / "docs" / "results" / "pulse.md"
+FIGURE = ROOT / "docs" / "results" / "figures" / "pulse_ladder.png"
+PROTOCOLS = {
+    "accuracy": "linear probe, 100% labels",
+    "accuracy_10pct": "linear probe, 10% labels",
+    "accuracy_1pct": "linear probe, 1% labels",
+    "transfer_accuracy": "transfer to the target domain",
+    "r2_transferable": "R^2, transferable factors",
+    "r2_sample": "R^2, sample-specific factors (lower = filtered)",
+    "selectivity": "R^2 transferable - sample-specific",
+}
+DIRECTION = {"r2_sample": "min"}
+# the paper's claims as paired comparisons: (claim id, text, arm a, arm b, metric); a is claimed better
+CLAIMS: list[tuple[str, str, str, str, str]] = [
+    *[
+        (f"{m}-vs-{b}", f"PULSE beats {b} ({PROTOCOLS[m]})", "PULSE", b, m)
+        for m in ("accuracy", "accuracy_10pct", "accuracy_1pct", "transfer_accuracy")
+        for b in ("SimCLR", "MAE", "SVAE")
+    ],
+    (
+        "factors-vs-SVAE",
+        "PULSE keeps less sample-specific information than the SVAE",
+        "PULSE",
+        "SVAE",
+        "r2_sample",
+    ),
+    *[
+        (
+            f"dyn-vs-{b}",
+            f"PULSE keeps more transferable (system) information than {b}",
+            "PULSE",
+            b,
+            "r2_transferable",
+        )
+        for b in ("SimCLR", "MAE")
+    ],
+]
+# controls and the card's derived predictions, reported beside the claims (not in the Holm family)
+CHECKS: list[tuple[str, str, str, str, str]] = [
+    (
+        "control",
+        "supervised beats the random-init encoder (positive control)",
+        "supervised",
+        "random init",
+        "accuracy",
+    ),
+    *[
+        (f"null-{a}", f"{a} beats the random-init encoder", a, "random init", "accuracy")
+        for a in ("PULSE", "PULSE-cross", "SimCLR", "MAE", "SVAE")
+    ],
+    (
+        "cross-filters",
+        "PULSE-cross keeps less sample-specific information than PULSE (card 4c)",
+        "PULSE-cross",
+        "PULSE",
+        "r2_sample",
+    ),
+    (
+        "cross-accuracy",
+        "PULSE-cross beats PULSE (linear probe)",
+        "PULSE-cross",
+        "PULSE",
+        "accuracy",
+    ),
+]
+
+
+def _load(store: str) -> dict[str, dict[float, dict[int, Any]]]:
+    """label -> scale -> seed -> TrialResult (FINISHED trials of the study)."""
+    from icml26.benchmarks.store import ResultsStore
+
+    want = {s.key: s for s in specs()}
+    label_of = {a: lbl for lbl, (a, _, _) in ARMS.items()}
+    out: dict[str, dict[float, dict[int, Any]]] = {lbl: {} for lbl in ARMS}
+    with ResultsStore(store) as st:
+        for r in st.results(status="FINISHED"):
+            if r.key in want:
+                out[label_of[r.agent_name]].setdefault(float(r.budget_scale), {})[r.seed] = r
+    return out
+
+
+def _plateau(runs: dict[float, dict[int, Any]], metric: str, learns: bool) -> Any:
+    from icml26.stats import Plateau, plateau_test
+
+    if not learns:
+        return Plateau(True, "exact (does not learn)")
+    ladder = {s: {seed: r.metrics[metric] for seed, r in v.items()} for s, v in runs.items() if v}
+    return plateau_test(
+        ladder, direction=DIRECTION.get(metric, "max"), tolerance=0.05, relative=True
+    )
+
+
+def _fmt_ci(vals: list[float], digits: int = 3) -> str:
+    from icml26.stats import mean_ci
+
+    if len(vals) < 2:
+        return f"{vals[0]:.{digits}f} (n=1)" if vals else "--"
+    iv = mean_ci(vals, seed=0)
+    return f"{iv.estimate:.{digits}f} [{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
+
+
+def _compare(
+    data: Any, claims: list[tuple[str, str, str, str, str]], top: float
+) -> list[dict[str, Any]]:
+    from icml26.stats import paired_test
+
+    rows = []
+    for cid, text, a, b, m in claims:
+        ra, rb = data[a].get(top, {}), data[b].get(top, {})
+        seeds = sorted(set(ra) & set(rb))
+        row: dict[str, Any] = {
+            "id": cid,
+            "text": text,
+            "a": a,
+            "b": b,
+            "metric": m,
+            "n": len(seeds),
+        }
+        if len(seeds) >= 2:
+            sign = -1.0 if DIRECTION.get(m) == "min" else 1.0
+            res = paired_test(
+                [sign * ra[s].metrics[m] for s in seeds], [sign * rb[s].metrics[m] for s in seeds]
+            )
+            row.update(
+                diff=sign * res.diff,
+                low=min(sign * res.low, sign * res.high),
+                high=max(sign * res.low, sign * res.high),
+                p=res.p_value,
+                better=res.diff > 0,
+            )
+            pa, pb = (_plateau(data[x], m, ARMS[x][2]) for x in (a, b))
+            row.update(plateau_a=pa, plateau_b=pb, at_plateau=pa.at_plateau and pb.at_plateau)
+        rows.append(row)
+    return rows
+
+
+def _verdicts(rows: list[dict[str, Any]], holm_family: bool) -> None:
+    from icml26.stats import holm
+
+    tested = [r for r in rows if "p" in r]
+    adj = holm([r["p"] for r in tested]) if holm_family else [r["p"] for r in tested]
+    for r, q in zip(tested, adj):
+        r["p_adj"] = float(q)
+        supported = r["better"] and q < 0.05
+        if r["n"] < 10 or not r["at_plateau"]:
+            r["verdict"] = "undecided at this budget"
+        else:
+            r["verdict"] = "reproduced" if supported else "not reproduced"
+    for r in rows:
+        r.setdefault("verdict", "no data")
+
+
+def _claim_table(rows: list[dict[str, Any]], adjusted: bool) -> list[str]:
+    head = (
+        "| claim | a - b [95% CI] | n | p"
+        + (" (Holm)" if adjusted else "")
+        + " | plateau a / b | verdict |"
+    )
+    out = [head, "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "p" not in r:
+            out.append(f"| {r['text']} | -- | {r['n']} | -- | -- | {r['verdict']} |")
+            continue
+        pl = f"{r['plateau_a'].status} / {r['plateau_b'].status}"
+        out.append(
+            f"| {r['text']} (`{r['metric']}`) | {r['diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | {r['n']} "
+            f"| {r['p_adj']:.3g} | {pl} | **{r['verdict']}** |"
+        )
+    return out
+
+
+def _figure(data: Any) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, m in zip(axes, ("accuracy", "transfer_accuracy", "r2_sample")):
+        for lbl, (_agent, _, learns) in ARMS.items():
+            runs = data[lbl]
+            scales = sorted(s for s in runs if runs[s])
+            if not scales:
+                continue
+            ys = [np.mean([r.metrics[m] for r in runs[s].values()]) for s in scales]
+            xs = [s * 2000 for s in scales]
+            ax.plot(xs, ys, "o-" if learns else "s", label=lbl)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("pretraining updates")
+        ax.set_title(PROTOCOLS[m], fontsize=9)
+    axes[0].legend(fontsize=7)
+    FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(FIGURE, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
+    from icml26.envs.pulse.simulator import SAMPLE_FACTORS, TRANSFERABLE_FACTORS
+    from icml26.provenance import provenance, provenance_lines
+
+    prov = provenance(allow_dirty=args.allow_dirty)
+    data = _load(args.store)
+    top = LADDER[-1]
+    claims = _compare(data, CLAIMS, top)
+    _verdicts(claims, holm_family=True)
+    checks = _compare(data, CHECKS, top)
+    _verdicts(checks, holm_family=False)
+    trials = [r for runs in data.values() for v in runs.values() for r in v.values()]
+    commits: dict[str, int] = {}
+    where: dict[str, int] = {}
+    for r in trials:
+        commits[str(r.git_commit)] = commits.get(str(r.git_commit), 0) + 1
+        dev = str(r.extra.get("learn", {}).get("device", "cpu"))
+        where[dev] = where.get(dev, 0) + 1
+    acc = {lbl: [r.metrics["accuracy"] for r in data[lbl].get(top, {}).values()] for lbl in ARMS}
+    mean = {k: float(np.mean(v)) if v else float("nan") for k, v in acc.items()}
+    n_rep = sum(r["verdict"] == "reproduced" for r in claims)
+    n_not = sum(r["verdict"] == "not reproduced" for r in claims)
+    n_und = sum(r["verdict"].startswith("undecided") for r in claims)
+    bullet = (
+        f"**pulse**: PULSE (ICML 2026) on simulated ECG+PPG recordings (McSharry / Windkessel dynamics, "
+        f"4 rhythm/conduction classes, known factors), 10 seeds, {int(top * 2000)} pretraining updates: "
+        f"linear-probe accuracy PULSE {mean['PULSE']:.2f}, PULSE-cross {mean['PULSE-cross']:.2f}, SimCLR "
+        f"{mean['SimCLR']:.2f}, MAE {mean['MAE']:.2f}, SVAE {mean['SVAE']:.2f}, random-init encoder "
+        f"{mean['random init']:.2f}, supervised upper bound {mean['supervised']:.2f}; of {len(claims)} paired "
+        f"claims (Holm) {n_rep} reproduced, {n_not} not reproduced, {n_und} undecided at this budget. "
+        f"[results](docs/results/pulse.md)"
+    )
+    L: list[str] = [
+        "<!-- icml26-summary",
+        json.dumps({"family": "pulse", "bullet": bullet}),
+        "-->",
+        "",
+        "# PULSE: self-supervised representations of physiological time series",
+        "",
+        provenance_lines(prov),
+        "",
+        f"Trials: {len(trials)} FINISHED from the store `{args.store}`, run at commit(s) "
+        + ", ".join(f"`{c[:12]}` ({n})" for c, n in sorted(commits.items()))
+        + "; training device: "
+        + ", ".join(f"{d} ({n})" for d, n in sorted(where.items()))
+        + " (CUDA-trained trials are not bit-identical to CPU ones). Method card: "
+        "[docs/methods/pulse.md](../methods/pulse.md); family docs: [docs/envs/pulse.md](../envs/pulse.md).",
+        "",
+        "## Setup",
+        "",
+        "Task `pulse/ecg-ppg` v0: each trial simulates 512 unlabelled recordings (128 per class) x 8 "
+        "independent 4-s windows of ECG + PPG at 64 Hz, pretrains the agent's objective on the shared "
+        "small encoder (dilated convs, hidden 32, depth 6, 64-d max-pooled output; ~40k parameters) for "
+        "`budget.updates` AdamW updates with a one-cycle schedule (batch 32), and then scores the frozen "
+        "encoder with the evaluator's probes on fresh recordings (64 probe-training + 32 held-out recordings "
+        "per class x 4 windows, split by recording): logistic-regression probe with 100%, 10% and 1% of the "
+        "labels (5 label draws, >= 1 label per class), the same probe on the shifted target domain, and "
+        "ridge R^2 of 9 transferable (recording-level) and 5 sample-specific (window-level) factors. "
+        f"Budget ladder x{', x'.join(str(s) for s in LADDER)} of 2000 updates; seeds 0-9 paired across arms. "
+        "`supervised` sees the pretraining labels (upper bound, reference only); `random init` never trains "
+        "(the null). A verdict counts only when both compared arms are at the plateau of their ladder "
+        "(paired test of the last doubling: the 95% interval of the change within +-5% of the lower rung).",
+        "",
+    ]
+    if _figure(data):
+        L += [f"![ladder](figures/{FIGURE.name})", ""]
+    L += ["## Budget ladder (mean [95% CI] over seeds; plateau test on the last doubling)", ""]
+    for m in ("accuracy", "transfer_accuracy", "r2_sample"):
+        L += [
+            f"**{PROTOCOLS[m]}** (`{m}`)",
+            "",
+            "| arm | " + " | ".join(f"x{s} ({int(s * 2000)})" for s in LADDER) + " | plateau |",
+            "|---|" + "---|" * (len(LADDER) + 1),
+        ]
+        for lbl, (_, _, learns) in ARMS.items():
+            cells = [_fmt_ci([r.metrics[m] for r in data[lbl].get(s, {}).values()]) for s in LADDER]
+            pl = _plateau(data[lbl], m, learns)
+            extra = (
+                ""
+                if pl.status.startswith("exact") or pl.n == 0
+                else f" ({pl.improvement:+.3f} [{pl.low:+.3f}, {pl.high:+.3f}], tol {pl.tolerance:.3f})"
+            )
+            L.append(f"| {lbl} | " + " | ".join(cells) + f" | {pl.status}{extra} |")
+        L.append("")
+    L += [
+        f"## Results at the top rung ({int(top * 2000)} updates; mean [95% CI], n = 10 seeds)",
+        "",
+        "| arm | " + " | ".join(f"`{m}`" for m in PROTOCOLS) + " |",
+        "|---|" + "---|" * len(PROTOCOLS),
+    ]
+    for lbl in ARMS:
+        runs = data[lbl].get(top, {})
+        L.append(
+            f"| {lbl} | "
+            + " | ".join(_fmt_ci([r.metrics[m] for r in runs.values()]) for m in PROTOCOLS)
+            + " |"
+        )
+    L += ["", "## The paper's claims (paired over seeds at the top rung; Holm over the family)", ""]
+    L += _claim_table(claims, adjusted=True)
+    L += ["", "## Controls and the method card's derived predictions (unadjusted)", ""]
+    L += _claim_table(checks, adjusted=False)
+    L += [
+        "",
+        "## Factor recovery at the top rung (held-out R^2, mean over seeds)",
+        "",
+        "| factor | level | " + " | ".join(ARMS) + " |",
+        "|---|---|" + "---|" * len(ARMS),
+    ]
+    for f in (*TRANSFERABLE_FACTORS, *SAMPLE_FACTORS):
+        lvl = "recording" if f in TRANSFERABLE_FACTORS else "window"
+        vals = [data[lbl].get(top, {}) for lbl in ARMS]
+        L.append(
+            f"| `{f}` | {lvl} | "
+            + " | ".join(
+                f"{np.mean([r.metrics['r2_' + f] for r in v.values()]):.2f}" if v else "--"
+                for v in vals
+            )
+            + " |"
+        )
+    if args.notes and Path(args.notes).exists():
+        L += ["", Path(args.notes).read_text().rstrip()]
+    PAGE.write_text("\n".join(L) + "\n")
+    print(f"wrote {PAGE}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -219,6 +547,12 @@ def main(argv: list[str] | None = None) -> int:
             q.add_argument("--workers", type=int, default=16)
             q.add_argument("--device", default="cuda")
             q.add_argument("--deadline", type=float, default=None, help="seconds from start")
+    q = sub.add_parser("report")
+    q.add_argument("--store", default="results/pulse.db")
+    q.add_argument(
+        "--notes", default="results/pulse_notes.md", help="markdown appended to the page"
+    )
+    q.add_argument("--allow-dirty", action="store_true")
     q = sub.add_parser("export")
     q.add_argument("--store", default="results/pulse.db")
     q.add_argument("--out", default="results/pulse_device/pulse_trials.jsonl")
@@ -232,6 +566,7 @@ def main(argv: list[str] | None = None) -> int:
         "device-run": cmd_device_run,
         "ingest": cmd_ingest,
         "export": cmd_export,
+        "report": cmd_report,
     }[args.cmd](args)
     return 0
 
