@@ -44,6 +44,8 @@ LADDER = (0.25, 0.5, 1.0)  # x the task's budget.updates; the plateau test compa
 ARMS: dict[str, tuple[str, dict[str, Any], bool]] = {
     "PULSE": ("pulse", {}, True),
     "PULSE-cross": ("pulse-cross", {}, True),
+    # the card's condition A2: the sample-specific channel must not be read off the shared encoder
+    "PULSE-cross, no tv": ("pulse-cross", {"tv_dim": 0}, True),
     "SimCLR": ("pulse-simclr", {}, True),
     "MAE": ("pulse-mae", {}, True),
     "SVAE": ("pulse-svae", {}, True),
@@ -275,12 +277,13 @@ def _load(store: str) -> dict[str, dict[float, dict[int, Any]]]:
     from icml26.benchmarks.store import ResultsStore
 
     want = {s.key: s for s in specs()}
-    label_of = {a: lbl for lbl, (a, _, _) in ARMS.items()}
+    label_of = {(a, json.dumps(kw, sort_keys=True)): lbl for lbl, (a, kw, _) in ARMS.items()}
     out: dict[str, dict[float, dict[int, Any]]] = {lbl: {} for lbl in ARMS}
     with ResultsStore(store) as st:
         for r in st.results(status="FINISHED"):
             if r.key in want:
-                out[label_of[r.agent_name]].setdefault(float(r.budget_scale), {})[r.seed] = r
+                lbl = label_of[(r.agent_name, json.dumps(dict(r.agent_kwargs), sort_keys=True))]
+                out[lbl].setdefault(float(r.budget_scale), {})[r.seed] = r
     return out
 
 
