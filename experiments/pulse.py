@@ -553,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     q = sub.add_parser("report")
     q.add_argument("--store", default="results/pulse.db")
     q.add_argument(
-        "--notes", default="results/pulse_notes.md", help="markdown appended to the page"
+        "--notes", default="experiments/pulse_notes.md", help="markdown appended to the page"
     )
     q.add_argument("--allow-dirty", action="store_true")
     q = sub.add_parser("export")
