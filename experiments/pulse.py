@@ -64,19 +64,29 @@ COST = {
 }
 
 
-def specs(arms: list[str] | None = None, seeds: tuple[int, ...] = SEEDS) -> list[Any]:
-    """Every trial of the study: the top rung first (what the verdicts need), then the lower
-    rungs; within a rung seed by seed, the costliest arm first."""
+def specs(
+    arms: list[str] | None = None,
+    seeds: tuple[int, ...] = SEEDS,
+    rungs: tuple[float, ...] = tuple(reversed(LADDER)),
+) -> list[Any]:
+    """Every trial of the study, rung by rung in the order ``rungs`` (default: the top rung
+    first, what the verdicts need); within a rung the paper's arms before the card's extra ones,
+    seed by seed, the costliest arm first."""
     from icml26.benchmarks.trial import TrialSpec
 
+    order = {float(r): i for i, r in enumerate(rungs)}
     out = []
-    for label, (agent, kwargs, learns) in ARMS.items():
+    for i, (label, (agent, kwargs, learns)) in enumerate(ARMS.items()):
         if arms and label not in arms and agent not in arms:
             continue
         for scale in LADDER if learns else (LADDER[-1],):
             for seed in seeds:
-                out.append(TrialSpec(TASK, VERSION, agent, kwargs, seed, scale))
-    return sorted(out, key=lambda s: (-s.budget_scale, s.seed, -COST[s.agent]))
+                spec = TrialSpec(TASK, VERSION, agent, kwargs, seed, scale)
+                extra = label.startswith("PULSE-cross")
+                out.append(
+                    (order.get(float(scale), len(order)), extra, seed, -COST[agent], i, spec)
+                )
+    return [row[-1] for row in sorted(out, key=lambda r: r[:-1])]
 
 
 def _done_keys(path: Path) -> set[str]:
@@ -112,7 +122,7 @@ def cmd_device_run(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "pulse_trials.jsonl"
     done = _done_keys(path)
-    todo = [s for s in specs(args.arms, tuple(args.seeds)) if s.key not in done]
+    todo = [s for s in specs(args.arms, tuple(args.seeds), tuple(args.rungs)) if s.key not in done]
     print(f"[pulse] {len(done)} trials done, {len(todo)} to run on {args.device}", flush=True)
     t0 = time.monotonic()
     pool = mp.get_context("spawn").Pool(args.workers, maxtasksperchild=1)
@@ -182,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     from icml26 import benchmarks
 
     benchmarks.run(
-        specs(args.arms, tuple(args.seeds)),
+        specs(args.arms, tuple(args.seeds), tuple(args.rungs)),
         store=args.store,
         executor=args.executor,
         workers=args.workers,
@@ -190,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
-    todo = specs(args.arms, tuple(args.seeds))
+    todo = specs(args.arms, tuple(args.seeds), tuple(args.rungs))
     have: set[str] = set()
     if args.store and Path(args.store).exists():
         from icml26.benchmarks.store import ResultsStore
@@ -540,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
             "--arms", nargs="*", default=None, help="labels or agent names (default: all)"
         )
         q.add_argument("--seeds", type=int, nargs="*", default=list(SEEDS))
+        q.add_argument(
+            "--rungs", type=float, nargs="*", default=list(reversed(LADDER)), help="rung order"
+        )
         if name in ("plan", "run"):
             q.add_argument("--store", default="results/pulse.db")
         if name == "run":
