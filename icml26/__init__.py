@@ -37,6 +37,7 @@ FAMILIES: tuple[str, ...] = (
     "minmax_vi",
     "constrained_opt",
     "md_forcefields",
+    "capability_eval",
     "pulse",
 )
 

@@ -8,6 +8,7 @@
     icml26 run --task tutorial/point-reach --agent point-pd --budget-scale 0.25,1,4
     icml26 bench --suite smoke [--family F] [--executor process --workers 2]
     icml26 results [--task T] [--curve]
+    icml26 certify --task T --agent A --claim ">= 0.9 on every scenario"
 
 Exit codes: 0 success, 1 some trial FAILED, 2 bad usage (unknown names, bad arguments).
 """
@@ -25,7 +26,10 @@ from icml26._cli_util import UsageError, parse_kwargs, print_rows
 from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
-EXTRA_COMMANDS: list[str] = ["icml26.leaderboards.cli:add_parser"]
+EXTRA_COMMANDS: list[str] = [
+    "icml26.leaderboards.cli:add_parser",
+    "icml26.certify.harness:add_parser",  # icml26 certify --task T --agent A --claim ">= 0.9 ..."
+]
 
 
 # ----------------------------------------------------------------------------- commands

@@ -5,7 +5,8 @@ the same trial in-process (the runner's ``execute_trial``), per agent, median of
     python perf/leaderboard_sandbox.py --agents point-pd --repeats 9
 
 The sandbox adds a fixed start-up (a fresh ``python -I`` worker importing the package and the
-agent; with namespaces, ``unshare`` too) and one pipe round trip per agent call. Both are
+agent; confined, also its namespaces, read-only view, hidden directories, tmpfs, uid change and
+cgroup: :mod:`icml26.leaderboards.jail`) and one pipe round trip per agent call. Both are
 printed as milliseconds per trial and as the ratio sandboxed / in-process; the metrics of every
 variant must be identical (the script stops otherwise). The machine's load average is printed:
 on a shared machine compare ratios, not absolute times.
@@ -32,8 +33,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     task = benchmarks.get_task(args.task)
-    variants = ["in-process", "sandbox"] + (
-        ["sandbox+namespaces"] if namespaces_available() else []
+    variants = ["in-process", "sandbox, unisolated"] + (
+        ["sandbox, isolated"] if namespaces_available() else []
     )
     print(f"load average before: {os.getloadavg()}")
     for name in args.agents.split(","):
@@ -54,7 +55,7 @@ def main() -> None:
                         1000 + r,
                         requirement="icml26-gym==0.1.0",
                         limits=Limits(wall_s=600),
-                        namespaces=v.endswith("namespaces"),
+                        namespaces=v.endswith(", isolated"),
                     )
                     metrics = out.metrics
                 if r:

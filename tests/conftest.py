@@ -10,7 +10,15 @@ os.environ.setdefault(
     "ICML26_CACHE", os.path.join(os.path.dirname(__file__), "..", "results", "test-cache")
 )
 
+# Never the real configuration directory (~/.config/icml26: leaderboard secrets): every test,
+# and every process a test starts, gets a private one for the session.
+import tempfile  # noqa: E402
+
 import icml26  # noqa: E402,F401  (registers the env ids)
+
+_CONFIG_HOME = tempfile.mkdtemp(prefix="icml26-tests-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
+os.environ["ICML26_CONFIG_DIR"] = os.path.join(_CONFIG_HOME, "icml26")
 
 
 def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]

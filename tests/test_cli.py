@@ -218,10 +218,8 @@ def test_plugin_from_the_working_directory_with_out(
     bundle = json.loads((plugin_dir / "mine.json").read_text())
     assert bundle["agent"]["entry_point"] == "h15plug.ctl:Controller"
     assert bundle["agent"]["kwargs"] == {"gain": 2} and bundle["agent"]["version"] == "3"
-    assert (
-        bundle["agent"]["path"] == str(plugin_dir.resolve())
-        and bundle["agent"]["requirement"] is None
-    )
+    # the bundle carries the plug-in's code (found from the entry point), not its directory
+    assert bundle["agent"]["code"]["format"] == "zip" and bundle["agent"]["requirement"] is None
     assert [r["seed"] for r in bundle["results"]] == [0]
     assert "not its leaderboard seeds" in out.stderr  # such a bundle would be rejected: say so
 
@@ -242,7 +240,7 @@ def test_out_with_explicit_requirement_or_path(
     ]
     assert main([*base, "--out", "a.json", "--agent-requirement", "h15plug==1.0"]) == 0
     agent = json.loads(Path("a.json").read_text())["agent"]
-    assert agent["requirement"] == "h15plug==1.0" and agent["path"] is None
+    assert agent["requirement"] == "h15plug==1.0" and agent["code"] is None
     (plugin_dir / "elsewhere").mkdir()
     for extra, message in [
         (
@@ -257,7 +255,13 @@ def test_out_with_explicit_requirement_or_path(
         assert message in capsys.readouterr().err
     assert not Path("b.json").exists()
     assert main([*base, "--out", "c.json", "--agent-path", str(plugin_dir)]) == 0
-    assert json.loads(Path("c.json").read_text())["agent"]["path"] == str(plugin_dir.resolve())
+    import base64
+    import io
+    import zipfile
+
+    code = json.loads(Path("c.json").read_text())["agent"]["code"]
+    names = zipfile.ZipFile(io.BytesIO(base64.b64decode(code["data"]))).namelist()
+    assert "h15plug/ctl.py" in names and all(n.startswith("h15plug/") for n in names)
 
 
 def test_code_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,9 @@ Modules: :mod:`~icml26.leaderboards.bundle` (schema, content hash),
 :mod:`~icml26.leaderboards.store` (SQL store, statuses, tokens),
 :mod:`~icml26.leaderboards.verify` (held-out seeds, re-run, states),
 :mod:`~icml26.leaderboards.sandbox` (the worker the submitted agent runs in),
+:mod:`~icml26.leaderboards.jail` (its confinement: namespaces, read-only root, tmpfs,
+unprivileged uid, cgroups), :mod:`~icml26.leaderboards.artefacts` (the agent's code, pinned by
+hash; wheel inspection; per-entry environments),
 :mod:`~icml26.leaderboards.ranking` (IQM, intervals, ties, probability of improvement,
 performance profiles), :mod:`~icml26.leaderboards.figures`, :mod:`~icml26.leaderboards.site`,
 :mod:`~icml26.leaderboards.server`, :mod:`~icml26.leaderboards.cli` (``icml26 leaderboard``).

@@ -4,15 +4,20 @@ A bundle is what ``icml26 run/bench --out FILE`` writes and ``icml26 leaderboard
 sends::
 
     {
-      "schema": "icml26.submission", "schema_version": 1,
+      "schema": "icml26.submission", "schema_version": 2,
       "name": "PD controller", "description": "...", "authors": "...", "url": "",
       "agent": {"name": "point-pd", "entry_point": "icml26.agents.tutorial.pd:PDController",
-                "kwargs": {}, "version": "1", "requirement": "icml26-gym==0.1.0", "path": null},
+                "kwargs": {}, "version": "1", "requirement": "icml26-gym==0.1.0", "code": null},
       "tasks": {"tutorial/point-reach": 0},
       "results": [<TrialResult.to_dict()>, ...],   # one FINISHED trial per leaderboard seed
       "packages": {...}, "git_commit": "...", "created_at": "2026-...",
       "content_hash": "sha256:<hex>"
     }
+
+The agent's code is pinned: either ``requirement``, an exact ``name==version`` of a
+distribution (no URL), or ``code``, the code itself (a zip of the entry point's top-level
+package, or a wheel, base64, with its hash: :mod:`icml26.leaderboards.artefacts`). A bundle
+never names a directory: version 1 did (``agent.path``), and is refused with that reason.
 
 ``content_hash`` is the SHA-256 of the bundle's canonical JSON without the ``content_hash``
 field (:func:`canonical_json`: sorted keys, no whitespace, UTF-8, no NaN). It proves the file
@@ -50,7 +55,7 @@ __all__ = [
 ]
 
 SCHEMA = "icml26.submission"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 HASH_PREFIX = "sha256:"
 
 
@@ -68,13 +73,31 @@ def content_hash(bundle: Mapping[str, Any]) -> str:
     return HASH_PREFIX + hashlib.sha256(canonical_json(body)).hexdigest()
 
 
-def agent_source(entry_point: str) -> dict[str, str | None]:
-    """Where a verifier gets the agent's code: a pip requirement (``dist==version``) when the
-    module belongs to an installed distribution, otherwise the local directory to put on
-    ``sys.path``. Returns ``{"requirement": ..., "path": ...}`` with exactly one set."""
+def agent_source(
+    entry_point: str,
+    requirement: str | None = None,
+    path: str | os.PathLike[str] | None = None,
+    wheel: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """How a verifier gets the agent's code: ``{"requirement": "dist==version", "code": None}``
+    when its module belongs to an installed distribution (or ``requirement`` is given),
+    otherwise ``{"requirement": None, "code": {...}}`` with the entry point's top-level package
+    packed from the directory holding it (``path``, default: where it is imported from) or
+    the ``wheel`` given."""
     from icml26._entry_points import code_location
+    from icml26.leaderboards.artefacts import pack_code, pack_wheel
 
-    return code_location(entry_point)
+    if sum(x is not None for x in (requirement, path, wheel)) > 1:
+        raise ValueError("make_bundle: give at most one of requirement, path and wheel")
+    if wheel is not None:
+        return {"requirement": None, "code": pack_wheel(wheel)}
+    if requirement is None and path is None:
+        found = code_location(entry_point)
+        requirement, path = found["requirement"], found["path"]
+    if requirement is not None:
+        return {"requirement": requirement, "code": None}
+    assert path is not None
+    return {"requirement": None, "code": pack_code(path, entry_point)}
 
 
 def _agent_entry_point(agent_name: str) -> str:
@@ -91,10 +114,12 @@ def make_bundle(
     url: str = "",
     requirement: str | None = None,
     path: str | os.PathLike[str] | None = None,
+    wheel: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """A submission bundle for the FINISHED ``results`` of one agent configuration.
 
-    ``requirement`` / ``path`` override :func:`agent_source` (give one of them). Raises
+    ``requirement`` / ``path`` (a directory whose top-level package is packed into the
+    bundle) / ``wheel`` override :func:`agent_source` (give one of them). Raises
     ``ValueError`` for an empty list, several agents or configurations, FAILED trials, or a
     task run at two versions.
     """
@@ -118,15 +143,7 @@ def make_bundle(
             )
     first = results[0]
     entry_point = _agent_entry_point(first.agent_name)
-    if requirement is not None and path is not None:
-        raise ValueError("make_bundle: give either requirement or path, not both")
-    if requirement is None and path is None:
-        source = agent_source(entry_point)
-    else:
-        source = {
-            "requirement": requirement,
-            "path": None if path is None else str(Path(path).resolve()),
-        }
+    source = agent_source(entry_point, requirement, path, wheel)
     results = sorted(results, key=lambda r: (r.task_id, r.seed))
     bundle: dict[str, Any] = {
         "schema": SCHEMA,

@@ -3,12 +3,13 @@
     icml26 run --task tutorial/point-reach --agent point-pd --out pd.json   # writes a bundle
     icml26 leaderboard submit pd.json                          # into the local store
     icml26 leaderboard submit pd.json --server https://lb.example.org --token $TOKEN
-    icml26 leaderboard verify 3            # or --pending: re-run on held-out seeds, sandboxed
+    icml26 leaderboard verify 3            # or --pending: re-run on fresh held-out seeds, sandboxed
     icml26 leaderboard show [--task tutorial/point-reach] [--entry 3] [--json]
     icml26 leaderboard render --out site/  # static site, opens from disk
     icml26 leaderboard serve --port 8026   # pages + JSON API + POST /api/submissions
     icml26 leaderboard token create alice  # prints the token once; stores its hash
     icml26 leaderboard bundle --results results/icml26.db --agent point-pd --out pd.json
+    icml26 leaderboard sign                # organizers: sign rows after checking the store
 
 The leaderboard store is ``--store`` (a SQLite path or database URL), else
 ``$ICML26_LEADERBOARD``, else ``results/leaderboard.db``.
@@ -124,14 +125,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
         return 2 if not args.pending else 0
     limits = None
-    if args.memory_mb is not None or args.trial_timeout is not None:
-        limits = Limits(
-            **{
-                k: v
-                for k, v in (("memory_mb", args.memory_mb), ("wall_s", args.trial_timeout))
-                if v is not None
-            }
-        )
+    if args.memory_mb is not None:
+        limits = Limits(memory_mb=args.memory_mb)
     if args.sandbox == "docker":
         try:
             docker_command(args.image, limits or Limits(), name="check")
@@ -151,7 +146,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 limits=limits,
                 trial_timeout=args.trial_timeout,
                 max_attempts=args.max_attempts,
+                allow_unisolated=args.allow_unisolated,
+                nonce=args.nonce,
             )
+        except SandboxUnavailable as err:
+            print(f"icml26 leaderboard verify: {err}", file=sys.stderr)
+            return 2
         except (VerificationError, KeyError) as err:
             print(f"#{i}: {err.args[0] if err.args else err}", file=sys.stderr)
             worst = max(worst, 2)
@@ -166,28 +166,47 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _source(agent: dict[str, Any]) -> str:
+    code = agent.get("code")
+    if isinstance(code, dict):
+        return f"{code.get('format')} carried in the bundle, {code.get('sha256')}"
+    return str(agent.get("requirement") or agent.get("path"))
+
+
+def _show_entry(st: Any, args: argparse.Namespace) -> int:
+    """``show --entry N``: one entry's provenance and history (``--detail``: the organizer's
+    private detail too)."""
+    e = st.entry(args.entry)
+    if args.json:
+        print(json.dumps(e.public_dict(), indent=1))
+        return 0
+    print(f"#{e.id} {e.name}  [{e.status}] {e.reason}")
+    print(
+        f"task {e.task_key}; agent {e.agent['name']} ({e.agent['entry_point']}, kwargs "
+        f"{json.dumps(e.agent.get('kwargs', {}))}, version {e.agent.get('version')})"
+    )
+    print(
+        f"source: {_source(e.agent)}; commit {e.git_commit}; "
+        f"hash {e.content_hash}; submitted {e.submitted_at} by {e.submitter}"
+    )
+    for ev in e.events:
+        print(f"  {ev['at']}  {ev['status']:<8}  {ev['actor']}: {ev['reason']}")
+    if e.integrity in ("mismatch", "unsigned"):
+        print(f"  INTEGRITY: {e.integrity} (the stored rows do not match their signatures)")
+    if args.detail:
+        detail = st.private_detail(e.id)
+        print("organizer's detail (not public):")
+        print(json.dumps(detail, indent=1) if detail else "  (none)")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from icml26.leaderboards.ranking import rank_all
 
     st = _store(args)
     _with_reference(st, args)
     if args.entry is not None:
-        e = st.entry(args.entry)
-        if args.json:
-            print(json.dumps(e.public_dict(), indent=1))
-            return 0
-        print(f"#{e.id} {e.name}  [{e.status}] {e.reason}")
-        print(
-            f"task {e.task_key}; agent {e.agent['name']} ({e.agent['entry_point']}, kwargs "
-            f"{json.dumps(e.agent.get('kwargs', {}))}, version {e.agent.get('version')})"
-        )
-        print(
-            f"source: {e.agent.get('requirement') or e.agent.get('path')}; commit {e.git_commit}; "
-            f"hash {e.content_hash}; submitted {e.submitted_at} by {e.submitter}"
-        )
-        for ev in e.events:
-            print(f"  {ev['at']}  {ev['status']:<8}  {ev['actor']}: {ev['reason']}")
-        return 0
+        return _show_entry(st, args)
     rankings = rank_all(
         st.entries() if args.task is None else st.entries(task=args.task),
         reps=args.reps,
@@ -202,31 +221,38 @@ def cmd_show(args: argparse.Namespace) -> int:
     for r in rankings:
         arrow = "higher is better" if r.direction == "max" else "lower is better"
         print(f"{r.task_key}  (primary: {r.primary_metric}, {arrow}; IQM [95% CI] over seeds)")
-        for title, rows in (
-            ("VERIFIED (ranked)", r.verified),
-            ("PENDING (unverified, not ranked)", r.unverified),
+        for title, rows, what in (
+            ("VERIFIED (ranked by the re-run)", r.verified, "re-run IQM"),
+            ("PENDING (unverified, not ranked)", r.unverified, "claimed IQM"),
         ):
             if not rows:
                 continue
             print(f"  {title}")
-            table = [
-                ["rank", "entry", "name", "agent", "IQM [95% CI]", "tied", "P(>next)", "seeds"]
-            ]
+            head = ["rank", "entry", "name", "agent", f"{what} [95% CI]"]
+            head += ["claimed", "tied", "P(>next)", "seeds"]
+            table = [head]
             for i, row in enumerate(rows):
                 p = row.p_better_next
+                flag = " (unisolated)" if row.entry.isolation == "unisolated" else ""
                 table.append(
                     [
                         str(row.rank),
                         f"#{row.entry.id}",
-                        row.entry.name,
+                        row.entry.name + flag,
                         row.entry.agent["name"],
-                        f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]",
+                        f"{_fmt(row.iqm)} [{_fmt(row.low)}, {_fmt(row.high)}]"
+                        + ("" if row.measured or row.entry.status != "VERIFIED" else " (claim)"),
+                        _fmt(row.claimed) if row.measured else "-",
                         "leader" if i == 0 else ("tied" if row.tied else ""),
                         "-" if p is None else f"{p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}]",
                         str(row.n),
                     ]
                 )
             print_rows([["   "] + x for x in table])
+        if r.flagged:
+            print("  FLAGGED (stored rows do not match their signatures; not ranked)")
+            for e in r.flagged:
+                print(f"    #{e.id} {e.name} [{e.status} as stored] integrity: {e.integrity}")
         if r.closed:
             print("  REJECTED / FAILED")
             for e in r.closed:
@@ -307,6 +333,12 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sign(args: argparse.Namespace) -> int:
+    n = _store(args).sign_all()
+    print(f"signed {n} entries (and their submissions) with this store's key")
+    return 0
+
+
 def cmd_bundle(args: argparse.Namespace) -> int:
     from icml26.benchmarks.store import ResultsStore
     from icml26.leaderboards.bundle import make_bundle, write_bundle
@@ -331,6 +363,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
         url=args.url,
         requirement=args.requirement,
         path=args.path,
+        wheel=args.wheel,
     )
     write_bundle(bundle, args.out)
     print(
@@ -390,7 +423,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--install",
         action="store_true",
-        help="pip install the agent's requirement (wheels only) when its module is missing",
+        help="install a requirement missing here (wheels only, inspected) into a throw-away "
+        "environment of the entry's own; never into the verifier's environment",
+    )
+    p.add_argument(
+        "--allow-unisolated",
+        action="store_true",
+        help="where the sandbox cannot isolate the agent (no namespaces), re-run it anyway "
+        "with the verifier's user; the entry is marked unisolated",
+    )
+    p.add_argument(
+        "--nonce",
+        help="reuse a recorded verification's nonce (its held-out seeds), e.g. to audit it "
+        "(default: a fresh random nonce)",
     )
     p.add_argument(
         "--sandbox",
@@ -406,15 +451,21 @@ def add_parser(sub: Any) -> None:
         "--trial-timeout",
         type=float,
         default=None,
-        help="wall-clock limit of one held-out trial in seconds (default: the task's)",
+        help="wall-clock limit of one held-out trial in seconds (default: derived from the "
+        "task: its own, else 4x its slowest reference or claimed trial + 60 s, 120-1800 s)",
     )
-    p.add_argument("--memory-mb", type=int, default=None, help="worker memory limit (default 4096)")
+    p.add_argument(
+        "--memory-mb",
+        type=int,
+        default=None,
+        help="memory limit of the worker's whole process tree (default 4096)",
+    )
     p.add_argument(
         "--max-attempts",
         type=int,
         default=2,
-        help="attempts before an entry whose worker dies or breaks a limit is FAILED "
-        "(default 2; an agent that raises fails at once)",
+        help="attempts before an entry whose worker dies is FAILED (default 2; an agent that "
+        "raises, times out or breaks a limit fails at once)",
     )
     store_opt(p)
     p.set_defaults(func=cmd_verify)
@@ -423,6 +474,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", help="only this task id (or id@vN)")
     p.add_argument("--entry", type=int, help="show one entry's provenance and history")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument(
+        "--detail",
+        action="store_true",
+        help="with --entry: also the organizer's private detail of its last verification "
+        "(the agent's own error text and output; never published)",
+    )
     ranking_opts(p)
     p.set_defaults(func=cmd_show)
 
@@ -462,6 +519,12 @@ def add_parser(sub: Any) -> None:
     store_opt(p)
     p.set_defaults(func=cmd_token)
 
+    p = lsub.add_parser(
+        "sign", help="sign every row with this store's key (after checking a migrated store)"
+    )
+    store_opt(p)
+    p.set_defaults(func=cmd_sign)
+
     p = lsub.add_parser("bundle", help="write a submission bundle from a results store")
     p.add_argument("--results", help="results store (default: $ICML26_STORE or results/icml26.db)")
     p.add_argument(
@@ -476,7 +539,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--url", default="", help="http(s) link to a paper or code")
     src = p.add_mutually_exclusive_group()
     src.add_argument(
-        "--requirement", help="pip requirement that installs the agent (e.g. 'mypkg==1.2')"
+        "--requirement", help="exact pip requirement that installs the agent (e.g. 'mypkg==1.2')"
     )
-    src.add_argument("--path", help="local directory to put on sys.path to import the agent")
+    src.add_argument(
+        "--path",
+        help="directory holding the agent's top-level package; the package is packed into the "
+        "bundle",
+    )
+    src.add_argument("--wheel", help="a wheel of the agent's distribution, carried in the bundle")
     p.set_defaults(func=cmd_bundle)

@@ -1,19 +1,22 @@
 """Ranking with honest statistics (:mod:`icml26.stats`, rliable's IQM and profiles).
 
-Per task version: each entry's primary metric is summarized by its IQM across the task's
-leaderboard seeds with a stratified-bootstrap 95% interval; entries are ordered by IQM (best
-first; ``min`` metrics ascending), entries whose interval overlaps the leader's are marked
-*tied* with it, and each row carries the probability of improvement P(this entry > the next
-one) with its interval. VERIFIED entries form the ranking; PENDING ones are ranked the same way
-but shown apart; REJECTED and FAILED ones are listed with their reasons.
+Per task version: each VERIFIED entry's primary metric is summarized by the IQM of its
+verifier's re-run (the values measured on the held-out seeds, never the submitted ones) with a
+stratified-bootstrap 95% interval; the claimed IQM is kept beside it. Entries are ordered by
+that IQM (best first; ``min`` metrics ascending; on equal IQM the earlier submission first),
+entries whose interval overlaps the leader's are marked *tied* with it, and each row carries the
+probability of improvement P(this entry > the next one) with its interval. PENDING entries
+(nothing measured yet) are ranked the same way by their claims but shown apart; REJECTED and
+FAILED ones are listed with their reasons. An entry whose stored rows do not match their
+signatures (:meth:`LeaderboardStore.integrity`) is never ranked: it is listed as *flagged*.
 
 Across tasks: scores are normalized per task to [0, 1] (0 = worst, 1 = best), using, in order,
 ``Task.extra["score_range"] = (worst, best)`` when the family gives one, else the primary
 metric's documented range when finite, else the range spanned by the verified entries on that
 task. A view (one per family, plus one over all tasks when there are several families) profiles
 every agent configuration with a VERIFIED entry on each of the view's tasks (its latest verified
-entry per task): performance profiles (fraction of runs above tau) and IQM of normalized scores,
-both with stratified-bootstrap 95% intervals.
+entry per task), on re-run values: performance profiles (fraction of runs above tau) and IQM of
+normalized scores, both with stratified-bootstrap 95% intervals.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from icml26.protocol import Task
 from icml26.stats import interval_estimates, iqm, iqm_ci, probability_of_improvement
 
 __all__ = [
+    "FLAG_REASON",
     "RankedEntry",
     "TaskRanking",
     "AgentScores",
@@ -58,6 +62,8 @@ class RankedEntry:
     tied: bool = False  # interval overlaps the leader's (the leader too)
     p_better_next: tuple[float, float, float] | None = None  # P(this > next row) [95% CI]
     metrics: dict[str, float] = field(default_factory=dict)  # IQM of every task metric
+    claimed: float = math.nan  # IQM of the submitted values (the claim), shown beside
+    measured: bool = False  # ranked by the verifier's re-run (else by the claim)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +81,9 @@ class RankedEntry:
             if self.p_better_next is None
             else dict(zip(("estimate", "low", "high"), self.p_better_next)),
             "metrics_iqm": self.metrics,
+            "claimed_iqm": self.claimed,
+            "ranked_by": "re-run" if self.measured else "claim",
+            "isolation": self.entry.isolation,
             "submitted_at": self.entry.submitted_at,
         }
 
@@ -92,6 +101,7 @@ class TaskRanking:
     verified: list[RankedEntry] = field(default_factory=list)
     unverified: list[RankedEntry] = field(default_factory=list)
     closed: list[Entry] = field(default_factory=list)  # REJECTED and FAILED
+    flagged: list[Entry] = field(default_factory=list)  # rows that do not match their signature
 
     @property
     def leader(self) -> RankedEntry | None:
@@ -110,7 +120,25 @@ class TaskRanking:
                 {"entry_id": e.id, "name": e.name, "status": e.status, "reason": e.reason}
                 for e in self.closed
             ],
+            "flagged": [
+                {"entry_id": e.id, "name": e.name, "status": e.status, "integrity": e.integrity}
+                for e in self.flagged
+            ],
         }
+
+
+def _flagged(e: Entry) -> bool:
+    """Rows changed outside the store; or unsigned although a verifier decided on them (a
+    PENDING entry stored by a process without the secret is signed when it is verified)."""
+    return e.integrity == "mismatch" or (e.integrity == "unsigned" and e.status != "PENDING")
+
+
+FLAG_REASON = {
+    "mismatch": "its stored rows do not match their signatures (changed outside the "
+    "leaderboard): not ranked",
+    "unsigned": "its stored rows carry no signature (stored before signatures, or stripped): "
+    "not ranked until the organizer signs them (icml26 leaderboard sign)",
+}
 
 
 def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -162,15 +190,23 @@ def _rank(
 ) -> list[RankedEntry]:
     rows = []
     for e in entries:
-        vals = tuple(e.values(primary))
+        vals = tuple(e.ranked_values(primary))
         est, lo, hi = _iqm_ci(vals, reps, seed, memo)
         rows.append(
             RankedEntry(
-                e, 0, est, lo, hi, len(vals), metrics={m: iqm(e.values(m)) for m in metric_names}
+                e,
+                0,
+                est,
+                lo,
+                hi,
+                len(vals),
+                metrics={m: iqm(e.ranked_values(m)) for m in metric_names if e.ranked_values(m)},
+                claimed=iqm(e.values(primary)),
+                measured=e.measured,
             )
         )
     sign = -1.0 if direction == "max" else 1.0
-    rows.sort(key=lambda r: (sign * r.iqm, r.entry.id))
+    rows.sort(key=lambda r: (sign * r.iqm, r.entry.submitted_at, r.entry.id))
     for i, r in enumerate(rows):
         r.rank = i + 1
     if rows:
@@ -179,8 +215,8 @@ def _rank(
             r.tied = intervals_overlap((r.low, r.high), lead)
         flip = 1.0 if direction == "max" else -1.0  # P(improvement) assumes higher is better
         for a, b in zip(rows, rows[1:]):
-            x = tuple(flip * v for v in a.entry.values(primary))
-            y = tuple(flip * v for v in b.entry.values(primary))
+            x = tuple(flip * v for v in a.entry.ranked_values(primary))
+            y = tuple(flip * v for v in b.entry.ranked_values(primary))
             a.p_better_next = _poi(x, y, reps, seed, memo)
     return rows
 
@@ -221,6 +257,8 @@ def rank_task(
         names = sorted(first.trials[0].metrics)
         primary, direction = names[0], "max"
     out = TaskRanking(first.task_key, first.task_id, first.task_version, task, primary, direction)
+    out.flagged = [e for e in entries if _flagged(e)]
+    entries = [e for e in entries if not _flagged(e)]
     out.verified = _rank(
         [e for e in entries if e.status == "VERIFIED"], primary, direction, names, reps, seed, memo
     )
@@ -392,7 +430,7 @@ def cross_task(
         norm = {
             r.task_key: normalization(
                 r.task,
-                [v for row in r.verified for v in row.entry.values(r.primary_metric)],
+                [v for row in r.verified for v in row.entry.ranked_values(r.primary_metric)],
                 r.direction,
             )
             for r in rs
@@ -408,9 +446,11 @@ def cross_task(
             if len(by_task) < len(keys):
                 incomplete.append((label, len(by_task)))
                 continue
-            runs = min(len(by_task[k].trials) for k in keys)
+            runs = min(
+                len(by_task[k].ranked_values(rs[i].primary_metric)) for i, k in enumerate(keys)
+            )
             cols = [
-                normalize(by_task[k].values(rs[i].primary_metric)[:runs], *norm[k][:2])
+                normalize(by_task[k].ranked_values(rs[i].primary_metric)[:runs], *norm[k][:2])
                 for i, k in enumerate(keys)
             ]
             agents.append(AgentScores(label, akey, dict(by_task), np.stack(cols, axis=1)))

@@ -4,6 +4,7 @@ the package so a fresh leaderboard is not empty.
     python -m icml26.leaderboards.reference build --results results/reference.db   # bundles from a results store
     python -m icml26.leaderboards.reference verify                                   # re-run them, record the outcome
     python -m icml26.leaderboards.reference check                                    # files match MANIFEST.json
+    python -m icml26.leaderboards.reference upgrade                                  # older bundle schema -> current
     python -m icml26.leaderboards.reference overview                                 # docs/results/reference_leaderboard.md
 
 ``icml26/leaderboards/reference/`` holds one submission bundle per agent configuration and
@@ -28,7 +29,16 @@ from typing import Any
 
 from icml26.leaderboards.bundle import content_hash, write_bundle
 
-__all__ = ["REFERENCE_DIR", "manifest", "build", "verify", "load_into", "overview", "main"]
+__all__ = [
+    "REFERENCE_DIR",
+    "manifest",
+    "build",
+    "upgrade",
+    "verify",
+    "load_into",
+    "overview",
+    "main",
+]
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 MANIFEST = "MANIFEST.json"
@@ -161,6 +171,10 @@ def verify(
                 "rerun_finished": len(ok),
             }
             if len(ok) == len(mine):
+                rec["rerun_trials"] = [
+                    {"seed": t.seed, "metrics": t.metrics, "wall_time_s": t.wall_time_s}
+                    for t in sorted(ok, key=lambda t: t.seed)
+                ]
                 sub, re_ = _iqm_of(mine, task.primary_metric), _iqm_of(ok, task.primary_metric)
                 scale = max(abs(sub), 1e-12)
                 rec.update(
@@ -204,6 +218,51 @@ def _stale_trials(bundle: dict[str, Any]) -> list[str]:
         if t.get("task_hash") != current:
             out.add(key)
     return sorted(out)
+
+
+def _rerun_trials(entry: Any, rec: dict[str, Any]) -> list[Any]:
+    """The recorded re-run of a reference entry as trial results (public seeds), so that the
+    ranking uses re-run values for reference entries too."""
+    from icml26.protocol import TrialResult
+
+    return [
+        TrialResult(
+            task_id=entry.task_id,
+            task_version=entry.task_version,
+            agent_name=entry.agent["name"],
+            agent_version=str(entry.agent.get("version", "0")),
+            seed=int(t["seed"]),
+            status="FINISHED",
+            metrics={k: float(v) for k, v in t["metrics"].items()},
+            scores=[],
+            wall_time_s=float(t.get("wall_time_s") or 0.0),
+            agent_kwargs=dict(entry.agent.get("kwargs", {})),
+        )
+        for t in rec.get("rerun_trials", [])
+    ]
+
+
+def upgrade(folder: Path = REFERENCE_DIR) -> list[str]:
+    """Rewrite bundles of an older schema as the current one (same trials; the agent names an
+    exact requirement instead of a path); their manifest records are reset to unverified,
+    since the bundle changed. Returns the files rewritten."""
+    from icml26.leaderboards.bundle import SCHEMA_VERSION
+
+    data = manifest(folder)
+    done = []
+    for b in data["bundles"]:
+        bundle = json.loads((folder / b["file"]).read_text())
+        if bundle.get("schema_version") == SCHEMA_VERSION:
+            continue
+        agent = {k: v for k, v in bundle["agent"].items() if k != "path"}
+        agent["code"] = None
+        bundle.update(schema_version=SCHEMA_VERSION, agent=agent)
+        bundle["content_hash"] = content_hash(bundle)
+        write_bundle(bundle, folder / b["file"])
+        b.update(content_hash=bundle["content_hash"], verification=None)
+        done.append(b["file"])
+    _write_manifest(folder, data)
+    return done
 
 
 def load_into(store: Any, folder: Path = REFERENCE_DIR, quiet: bool = False) -> list[int]:
@@ -250,10 +309,12 @@ def load_into(store: Any, folder: Path = REFERENCE_DIR, quiet: bool = False) -> 
                 actor=SUBMITTER,
                 verification={
                     "reference": True,
-                    **rec,
+                    **{k: v for k, v in rec.items() if k != "rerun_trials"},
                     "commit": commit,
                     "command": ver.get("command"),
+                    "isolation": {"level": "reference", "sandbox": "none (the suite's own code)"},
                 },
+                verification_trials=_rerun_trials(e, rec),
             )
             new_ids.append(eid)
     return new_ids
@@ -340,10 +401,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     v.add_argument("--force", action="store_true", help="re-run bundles already verified too")
     add_allow_dirty(v)
     sub.add_parser("check", help="every bundle matches its content hash in MANIFEST.json")
+    sub.add_parser("upgrade", help="rewrite bundles of an older schema (then verify them again)")
     o = sub.add_parser("overview", help="write the markdown overview of the reference entries")
     o.add_argument("--out", type=Path, default=Path("docs/results/reference_leaderboard.md"))
     add_allow_dirty(o)
     args = p.parse_args(argv)
+    if args.cmd == "upgrade":
+        for f in upgrade():
+            print(f"rewrote {f} (verify it again)")
+        return 0
     if args.cmd == "check":
         bad = [
             b["file"]

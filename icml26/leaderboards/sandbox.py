@@ -1,35 +1,40 @@
 """Run submitted agent code in a separate, limited worker process (the verifier's side).
 
-The verifier never imports a submitted module. :class:`Worker` starts a fresh interpreter
-(``python -I -m icml26.leaderboards.sandbox_worker``: isolated mode, its own temporary working
-directory and ``$HOME``, an environment reduced to an allow-list, resource limits on CPU time,
-address space, open files and file size, in its own session) or, with ``sandbox="docker"``, the
-same worker in a container (``--network none --read-only``, the same limits). The verifier
-keeps the environment, the seeds and the scoring; :class:`RemoteAgent` stands in for the agent
-in the family's ``run_trial`` and forwards each call over the worker's pipes.
+The verifier never imports a submitted module. :class:`Worker` starts a fresh interpreter of
+this very icml26 (``python -I``, an environment reduced to an allow-list, resource limits on
+CPU time, address space, open files and file size, in its own session) which, before it
+imports anything submitted, confines itself (:mod:`icml26.leaderboards.jail`: new mount, PID,
+network, IPC and UTS namespaces; every mount read-only; homes, configuration, caches, ``/run``
+and the store hidden; a private tmpfs of ``Limits.disk_mb`` as its only writable place; an
+unprivileged uid without capabilities and with ``no_new_privs``), its whole process tree held to
+``Limits.memory_mb`` and ``Limits.processes`` by a cgroup where one can be made. Where it cannot
+be confined here, :class:`Worker` refuses (:class:`SandboxUnavailable`) unless the caller asks
+for an unconfined worker (``namespaces=False``: the organizer's ``--allow-unisolated``). With
+``sandbox="docker"`` the same worker runs in a container (``--network none --read-only``, the
+same limits). The verifier keeps the environment, the seeds and the scoring;
+:class:`RemoteAgent` stands in for the agent in the family's ``run_trial`` and forwards each
+call over the worker's pipes.
 
 Wire protocol (one request, one reply): a frame is a 4-byte big-endian length and a body
 whose first byte says the encoding. Verifier -> worker: ``P`` + pickle (the worker trusts the
 verifier). Worker -> verifier: ``J`` + JSON only (the verifier never unpickles what submitted
 code wrote); arrays travel as ``{"__nd__": [dtype, shape, base64]}`` with numeric dtypes only,
-tuples as ``{"__tuple__": [...]}``. Anything else is a protocol error: the trial FAILS.
+tuples as ``{"__tuple__": [...]}``. Anything else is a protocol error: the trial FAILS. An error
+the worker reports is published only as what the verifier can vouch for (a built-in exception
+type, a refusal in fixed words); its text is the organizer's (:class:`AgentCallError` ``detail``).
 
-The wall clock is enforced here: every reply must arrive before the trial's deadline, else
-the worker's whole process tree is frozen and killed (grandchildren that called ``setsid``
-included: this process becomes a child subreaper, so orphans are re-parented to it). A process
-that left the worker's session (``setsid``, a daemon) fails the trial.
-
-On Linux, where ``unshare`` can create namespaces (as root, or through an unprivileged user
-namespace), the process sandbox also runs the worker in new PID, network and mount namespaces
-(:func:`namespaces_available`): it cannot see or signal the verifier or anything else, has no
-network at all, everything it starts dies with it, and before the submitted code is imported the
-worker hides the paths the verifier names (the store's files, the secret file) behind
-``/dev/null`` or an empty tmpfs and drops every capability, so it cannot undo that.
+The wall clock is enforced here: every reply must arrive before the deadline (the start-up
+limit while the agent is constructed, then the trial's), else the worker's whole process tree
+is frozen and killed (grandchildren that called ``setsid`` included: this process becomes a
+child subreaper, and a confined tree dies with its PID namespace). A process that left the
+worker's session (``setsid``, a daemon) fails the trial, and so does a tree that broke its
+memory or process limit (the cgroup's counters say which).
 """
 
 from __future__ import annotations
 
 import base64
+import builtins
 import contextlib
 import ctypes
 import functools
@@ -44,10 +49,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
@@ -86,33 +93,41 @@ _ENV_ALLOW = ("LANG", "LC_ALL", "TZ")
 
 
 class SandboxError(RuntimeError):
-    """The worker died, broke a limit, or spoke outside the protocol (``kind`` says which:
-    ``"timeout"``, ``"died"``, ``"protocol"``)."""
+    """The worker died, broke a limit, or spoke outside the protocol. ``kind`` says which
+    (``"timeout"``, ``"died"``, ``"limit"``, ``"protocol"``); the message is fit for the public
+    (no text of the agent's); ``detail`` is the full story for the organizer."""
 
-    def __init__(self, message: str, kind: str = "died") -> None:
+    def __init__(self, message: str, kind: str = "died", detail: str = "") -> None:
         super().__init__(message)
         self.kind = kind
+        self.detail = detail or message
 
 
 class AgentCallError(RuntimeError):
-    """The submitted code raised inside the worker (its type, message and traceback)."""
+    """The submitted code raised inside the worker. The message names only what the verifier
+    can vouch for (a built-in exception type, or a refusal of the entry point in fixed words);
+    ``detail`` and ``remote_traceback`` are the worker's own text (organizer only)."""
 
-    def __init__(self, message: str, tb: str = "") -> None:
+    def __init__(self, message: str, detail: str = "", tb: str = "") -> None:
         super().__init__(message)
+        self.detail = detail or message
         self.remote_traceback = tb
 
 
 class SandboxUnavailable(RuntimeError):
-    """The requested sandbox cannot run here (no docker/podman)."""
+    """The requested sandbox cannot run here (no docker/podman; no isolation without
+    ``allow_unisolated``)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-trial limits of a worker. ``wall_s``: wall clock for the whole trial (enforced by
-    the verifier); ``cpu_s``: CPU seconds (RLIMIT_CPU, default = ``wall_s``); ``memory_mb``:
-    address space (RLIMIT_AS); ``open_files``: RLIMIT_NOFILE; ``file_mb``: largest file the
-    worker may write (RLIMIT_FSIZE); ``startup_s``: extra wall clock for starting the
-    interpreter and importing the agent."""
+    """Limits of a worker. ``wall_s``: wall clock for the whole trial (enforced by the
+    verifier); ``cpu_s``: CPU seconds per process (RLIMIT_CPU, default = ``wall_s``);
+    ``memory_mb``: memory of the whole worker tree (a cgroup where available; each process's
+    address space, RLIMIT_AS, always); ``processes``: processes of the tree (a pids cgroup,
+    else RLIMIT_NPROC of the sandbox uid); ``disk_mb``: the private tmpfs, the only writable
+    place; ``open_files``: RLIMIT_NOFILE; ``file_mb``: largest file (RLIMIT_FSIZE);
+    ``startup_s``: wall clock for starting the worker and constructing the agent."""
 
     wall_s: float = 1800.0
     cpu_s: float | None = None
@@ -120,9 +135,19 @@ class Limits:
     open_files: int = 256
     file_mb: int = 256
     startup_s: float = 60.0
+    processes: int = 64
+    disk_mb: int = 512
 
     def __post_init__(self) -> None:
-        for name in ("wall_s", "memory_mb", "open_files", "file_mb", "startup_s"):
+        for name in (
+            "wall_s",
+            "memory_mb",
+            "open_files",
+            "file_mb",
+            "startup_s",
+            "processes",
+            "disk_mb",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ValueError(f"Limits.{name}: expected a positive number, got {v!r}")
@@ -133,6 +158,10 @@ class Limits:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def cpu_limit_s(self) -> int:
+        return int(self.cpu_s or self.wall_s) + int(self.startup_s)
 
 
 # ---------------------------------------------------------------------------- entry points
@@ -385,28 +414,6 @@ def _session(pid: int) -> int | None:
         return None
 
 
-@functools.cache
-def _unshare_prefix() -> tuple[str, ...] | None:
-    """The ``unshare`` command line that puts a worker in new PID, network and mount
-    namespaces, or None where that does not work here (not Linux, no ``unshare``, no
-    permission: unprivileged user namespaces disabled)."""
-    exe = shutil.which("unshare") if sys.platform.startswith("linux") else None
-    if exe is None:
-        return None
-    user = () if os.geteuid() == 0 else ("--user", "--map-root-user")
-    cmd = (exe, *user, "--pid", "--net", "--mount", "--fork", "--kill-child", "--mount-proc")
-    try:
-        ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return cmd if ok else None
-
-
-def namespaces_available() -> bool:
-    """Whether the process sandbox can add PID/network/mount namespaces on this machine."""
-    return _unshare_prefix() is not None
-
-
 def _our_children() -> set[int]:
     me = os.getpid()
     return (
@@ -424,10 +431,12 @@ def docker_command(
     name: str,
     agent_path: str | None = None,
     engine: str | None = None,
+    site: Sequence[str] = (),
 ) -> list[str]:
     """The ``docker run`` (or ``podman run``) command line of a containerized worker: no
     network, read-only root, a small writable /tmp, the memory/CPU/pids/open-files limits,
-    no capabilities, the agent's directory mounted read-only at /agent."""
+    no capabilities, the agent's code mounted read-only at /agent (a wheel's site directories
+    at /site0, /site1...)."""
     engine = engine or shutil.which("docker") or shutil.which("podman")
     if not engine:
         raise SandboxUnavailable(
@@ -446,7 +455,7 @@ def docker_command(
         "none",
         "--read-only",
         "--tmpfs",
-        "/tmp:rw,size=512m,mode=1777",
+        f"/tmp:rw,size={int(limits.disk_mb)}m,mode=1777",
         "--workdir",
         "/tmp",
         "--env",
@@ -458,7 +467,7 @@ def docker_command(
         "--cpus",
         "1",
         "--pids-limit",
-        "256",
+        str(int(limits.processes)),
         "--ulimit",
         f"nofile={int(limits.open_files)}:{int(limits.open_files)}",
         "--ulimit",
@@ -472,7 +481,113 @@ def docker_command(
     ]
     if agent_path:
         cmd += ["--volume", f"{os.path.realpath(agent_path)}:/agent:ro"]
+    for i, d in enumerate(site):  # the entry's own site directories (a wheel's code)
+        cmd += ["--volume", f"{os.path.realpath(d)}:/site{i}:ro"]
     return [*cmd, image, "python", "-I", "-m", WORKER_MODULE]
+
+
+# ---------------------------------------------------------------------------- confinement
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding icml26/
+# The worker imports this very icml26 (not whichever one site-packages would find first).
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from icml26.leaderboards.sandbox_worker import main; sys.exit(main(sys.argv[2:]))"
+)
+_BUILTIN_EXCEPTIONS = frozenset(
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+)
+
+
+@functools.cache
+def interpreter_paths() -> tuple[str, ...]:
+    """What a worker's interpreter reads: its prefixes, the ``sys.path`` of ``python -I`` and
+    the directory holding this icml26 (kept visible, read-only, in a confined worker)."""
+    code = (
+        "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, "
+        "sys.base_exec_prefix, *sys.path]))"
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60
+        ).stdout
+        paths = json.loads(out)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        paths = [sys.prefix, sys.base_prefix, *sys.path]
+    paths += [PACKAGE_ROOT, os.path.dirname(os.path.realpath(sys.executable))]
+    return tuple(sorted({p for p in paths if os.path.isabs(p) and os.path.exists(p)}))
+
+
+def hidden_directories(extra: Sequence[str] = ()) -> list[str]:
+    """Directories a confined worker sees as empty: homes, the organizer's configuration,
+    caches and temporary directories, ``/run``, ``/var`` state, mounts of data, plus
+    ``extra`` (the store's directory, its secret's)."""
+    env = os.environ
+    home = os.path.expanduser("~")
+    out = [home, "/root", "/home", "/run", "/var/run", "/var/tmp", "/var/lib", "/var/log"]
+    out += ["/var/mail", "/var/spool", "/var/backups", "/mnt", "/media", "/srv"]
+    out += [tempfile.gettempdir(), os.path.join(home, ".config"), os.path.join(home, ".cache")]
+    for var in (
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "ICML26_CONFIG_DIR",
+        "ICML26_CACHE",
+        "PIP_CACHE_DIR",
+        "HF_HOME",
+        "TORCH_HOME",
+    ):
+        if env.get(var):
+            out.append(env[var])
+    from icml26.leaderboards.store import config_dir
+
+    out.append(str(config_dir()))
+    out += list(extra)
+    return sorted({os.path.abspath(p) for p in out if p and os.path.isdir(p)})
+
+
+@functools.cache
+def _probe_isolation() -> tuple[bool, str]:
+    from icml26.leaderboards import jail
+
+    return jail.probe(interpreter_paths())
+
+
+def isolation_available() -> tuple[bool, str]:
+    """Whether the process sandbox can confine a worker here (namespaces, a read-only root,
+    an unprivileged uid; see :mod:`icml26.leaderboards.jail`), and why not."""
+    return _probe_isolation()
+
+
+def namespaces_available() -> bool:
+    """Whether the process sandbox can confine a worker here (:func:`isolation_available`)."""
+    return isolation_available()[0]
+
+
+def _public_error(reply: Mapping[str, Any], entry_point: str) -> str:
+    """The public words for an error the worker reported: a built-in exception's type, a
+    refusal of the entry point in fixed words, never the worker's own text."""
+    code = reply.get("refused")
+    if isinstance(code, str) and code in REFUSALS:
+        return f"entry point {entry_point!r} refused in the worker: {REFUSALS[code]}"
+    kind = reply.get("type")
+    if isinstance(kind, str) and kind in _BUILTIN_EXCEPTIONS:
+        return f"the agent raised {kind}"
+    return "the agent raised an exception of its own class"
+
+
+# Why a worker refused to construct an agent, in the verifier's words (the worker sends the code).
+REFUSALS = {
+    "entry_point": "not a 'package.module:Class' of the submitted code",
+    "no_source": "the entry names neither a requirement nor code",
+    "not_in_code": "its module is not in the submitted code",
+    "not_installed": "its requirement is not installed for the worker",
+    "not_provided": "its module is not part of the declared requirement",
+    "not_agent": "not an agent class with reset() and act(), nor a factory function of the "
+    "submitted package",
+    "no_methods": "the object it made has no reset() or act()",
+}
 
 
 # ---------------------------------------------------------------------------- worker
@@ -482,6 +597,14 @@ class Worker:
     ``Worker(entry_point, kwargs, seed, path=..., limits=...)`` starts it and constructs the
     agent (raising :class:`AgentCallError` when the entry point is refused or the constructor
     raises); :meth:`call` and :meth:`getattr` forward to it; :meth:`close` kills its tree.
+
+    ``namespaces``: True or None (the default) confine the worker (:mod:`~icml26.leaderboards.
+    jail`: namespaces, read-only root, private tmpfs, unprivileged uid), raising
+    :class:`SandboxUnavailable` where that is impossible; False runs it unconfined (its own
+    session and the rlimits only: the organizer's explicit choice). ``hide``: more paths to
+    hide; ``keep``: more paths to keep visible (read-only), e.g. the agent's code. In both
+    modes the whole tree is held to ``limits.memory_mb`` and ``limits.processes`` by a cgroup
+    where one can be made here.
     """
 
     def __init__(
@@ -492,48 +615,64 @@ class Worker:
         *,
         requirement: str | None = None,
         path: str | None = None,
+        site: Sequence[str] = (),
         limits: Limits | None = None,
         sandbox: str = "process",
         image: str = "icml26-gym:latest",
         threads: int = 1,
         namespaces: bool | None = None,
         hide: Sequence[str] = (),
+        keep: Sequence[str] = (),
     ) -> None:
         self.limits = limits or Limits()
         self.sandbox = sandbox
+        self.entry_point = entry_point
         self._dead: SandboxError | None = None
         self._container: str | None = None
+        self._tree: Any = None
+        self._counts: tuple[int, int] | None = None
+        self._phase = "start-up"
         self.orphans = 0  # processes that left the worker's session (setsid, double fork), killed
         self.namespaces = False
         init_path = path
+        self._tmp = tempfile.mkdtemp(prefix="icml26-sandbox-")
+        report: dict[str, Any] = {}
         if sandbox == "process":
-            cmd = [sys.executable, "-I", "-m", WORKER_MODULE]
-            prefix = _unshare_prefix() if namespaces in (None, True) else None
-            if namespaces is True and prefix is None:
-                raise SandboxUnavailable(
-                    "namespaces=True, but `unshare --pid --net --mount` does not "
-                    "work on this machine"
-                )
-            if prefix is not None:
-                cmd = [*prefix, "--", *cmd]
-                self.namespaces = True
+            confine = namespaces is not False
+            if confine:
+                ok, why = isolation_available()
+                if not ok:
+                    shutil.rmtree(self._tmp, ignore_errors=True)
+                    raise SandboxUnavailable(
+                        f"the process sandbox cannot isolate the agent here: {why}"
+                    )
+            self._tree = self._make_tree()
+            spec = self._jail_spec(hide, keep, [p for p in (path, *site) if p]) if confine else ""
+            cmd = [sys.executable, "-I", "-c", _BOOT, PACKAGE_ROOT, spec]
+            self.namespaces = confine
             preexec: Any = self._preexec
         elif sandbox == "docker":
             self._container = f"icml26-verify-{uuid.uuid4().hex[:12]}"
-            cmd = docker_command(image, self.limits, name=self._container, agent_path=path)
+            cmd = docker_command(
+                image, self.limits, name=self._container, agent_path=path, site=site
+            )
             self._engine = cmd[0]
             init_path = "/agent" if path else None
+            site = [f"/site{i}" for i in range(len(site))]
             preexec = None
         else:
+            shutil.rmtree(self._tmp, ignore_errors=True)
             raise ValueError(f"unknown sandbox {sandbox!r}; expected 'process' or 'docker'")
-        self._tmp = tempfile.mkdtemp(prefix="icml26-sandbox-")
-        self._stderr = open(os.path.join(self._tmp, ".stderr"), "w+b")  # noqa: SIM115
+        self._output = _Tail()  # the worker's stderr: its last 8 KiB, kept in memory
+        home = "/tmp" if self.namespaces else self._tmp
         env = {k: os.environ[k] for k in _ENV_ALLOW if k in os.environ}
         n = str(int(threads))
         env.update(
             PATH="/usr/local/bin:/usr/bin:/bin",
-            HOME=self._tmp,
-            TMPDIR=self._tmp,
+            HOME=home,
+            TMPDIR=home,
+            USER="icml26-sandbox",
+            LOGNAME="icml26-sandbox",
             OMP_NUM_THREADS=n,
             OPENBLAS_NUM_THREADS=n,
             MKL_NUM_THREADS=n,
@@ -551,7 +690,7 @@ class Worker:
                 cmd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=subprocess.PIPE,
                 cwd=self._tmp,
                 env=env,
                 close_fds=True,
@@ -559,9 +698,11 @@ class Worker:
                 preexec_fn=preexec,
             )
             assert self.proc.stdin is not None and self.proc.stdout is not None
+            assert self.proc.stderr is not None
+            self._output.follow(self.proc.stderr)
             self._w, self._r = self.proc.stdin.fileno(), self.proc.stdout.fileno()
             os.set_blocking(self._w, False)
-            reply = self._request(
+            report = self._request(
                 {
                     "op": "init",
                     "entry_point": entry_point,
@@ -569,27 +710,58 @@ class Worker:
                     "seed": int(seed),
                     "requirement": requirement,
                     "path": init_path,
+                    "site": list(site),
                     "threads": int(threads),
-                    "hide": [str(h) for h in hide] if self.namespaces else [],
                 },
                 self._start + self.limits.startup_s,
             )
-        except BaseException:
+        except BaseException as e:
             self.close()
+            broken = self.limit_broken() if isinstance(e, (SandboxError, AgentCallError)) else None
+            if broken is not None:  # the agent raised or died because it hit an aggregate limit
+                raise broken from None
             raise
-        self.version = str(reply.get("version", "0"))[:64]
-        self.isolation = {
-            "sandbox": sandbox,
-            "namespaces": self.namespaces,
-            "hidden_paths": int(reply.get("hidden", 0)) if self.namespaces else 0,
-            "capabilities_dropped": bool(reply.get("caps_dropped", False)),
-        }
+        self.version = str(report.get("version", "0"))[:64]
+        self.isolation = self._isolation(report)
+        self._phase = "trial"
         self.deadline = time.monotonic() + self.limits.wall_s
+
+    # -------------------------------------------------------------- set-up
+    def _make_tree(self) -> Any:
+        from icml26.leaderboards.jail import TreeLimits
+
+        try:
+            return TreeLimits.create(self.limits.memory_mb, self.limits.processes)
+        except OSError:
+            return None
+
+    def _jail_spec(self, hide: Sequence[str], keep: Sequence[str], code: Sequence[str]) -> str:
+        from icml26.leaderboards.jail import JailSpec, sandbox_uid
+
+        files = [h for h in hide if os.path.lexists(h) and not os.path.isdir(h)]
+        dirs = [h for h in hide if os.path.isdir(h)]
+        uid = sandbox_uid()
+        return JailSpec(
+            uid=uid,
+            gid=uid,
+            scratch_mb=int(self.limits.disk_mb),
+            shm_mb=min(64, int(self.limits.disk_mb)),
+            hide_dirs=tuple(hidden_directories(dirs)),
+            hide_files=tuple(files),
+            keep=tuple(sorted({*interpreter_paths(), *keep, *code})),
+            cgroup_procs=self._tree.procs_files if self._tree is not None else (),
+            # RLIMIT_NPROC counts every process of the uid, concurrent sandboxes' too: only
+            # the fallback where no pids cgroup holds this tree
+            nproc=None if "pids" in self._controllers() else int(self.limits.processes),
+        ).to_json()
+
+    def _controllers(self) -> list[str]:
+        return list(self._tree.controllers) if self._tree is not None else []
 
     def _preexec(self) -> None:
         lim = self.limits
         mem = int(lim.memory_mb) * 2**20
-        cpu = int(lim.cpu_s or lim.wall_s) + int(lim.startup_s)
+        cpu = lim.cpu_limit_s
         for res, value in (
             (resource.RLIMIT_AS, (mem, mem)),
             (resource.RLIMIT_CPU, (cpu, cpu + 5)),
@@ -599,6 +771,44 @@ class Worker:
         ):
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(res, value)
+        if self._tree is not None and not self.namespaces:  # a confined worker joins itself
+            for procs in self._tree.procs_files:
+                with contextlib.suppress(OSError):
+                    fd = os.open(procs, os.O_WRONLY)
+                    os.write(fd, str(os.getpid()).encode())
+                    os.close(fd)
+
+    def _isolation(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        """What the worker got (recorded with the verification)."""
+        out: dict[str, Any] = {"sandbox": self.sandbox, "namespaces": self.namespaces}
+        if self.sandbox == "docker":
+            out["level"] = "container"
+        elif not self.namespaces:
+            out["level"] = "unisolated"
+        else:
+            got = report.get("jail")
+            jail: dict[str, Any] = got if isinstance(got, dict) else {}
+            out["level"] = "isolated"
+            for k in (
+                "uid",
+                "user_namespace",
+                "capabilities",
+                "no_new_privs",
+                "read_only_root",
+                "hidden_paths",
+                "kept_paths",
+                "scratch_mb",
+                "network",
+            ):
+                if k in jail:
+                    out[k] = jail[k]
+            out["hidden_paths"] = int(out.get("hidden_paths", 0))
+            out["capabilities_dropped"] = out.get("capabilities") is False
+        if self._tree is not None:
+            out.update(self._tree.describe())
+        else:
+            out["cgroup"] = "none (rlimits only)"
+        return out
 
     # -------------------------------------------------------------- requests
     def _request(self, msg: Mapping[str, Any], deadline: float) -> dict[str, Any]:
@@ -609,8 +819,9 @@ class Worker:
         except Exception as e:
             raise SandboxError(
                 f"cannot send {msg.get('name') or msg.get('op')!r} arguments to the "
-                f"sandboxed agent: {type(e).__name__}: {e}",
+                f"sandboxed agent ({type(e).__name__})",
                 "protocol",
+                f"{type(e).__name__}: {e}",
             ) from None
         try:
             write_frame(self._w, body, deadline)
@@ -627,42 +838,83 @@ class Worker:
             self._fail(e)
         if "error" in reply:
             raise AgentCallError(
-                str(reply["error"])[:2000], str(reply.get("traceback", ""))[-8000:]
+                _public_error(reply, self.entry_point),
+                str(reply["error"])[:2000],
+                str(reply.get("traceback", ""))[-8000:],
             )
         return reply
 
     def _fail(self, e: SandboxError) -> NoReturn:
+        lim = self.limits
         if e.kind == "timeout":
-            e = SandboxError(
-                f"the agent exceeded the trial's wall-clock limit of "
-                f"{self.limits.wall_s:g} s (worker killed)",
-                "timeout",
+            limit = (
+                f"start-up limit of {lim.startup_s:g} s (starting the worker and "
+                "constructing the agent)"
+                if self._phase == "start-up"
+                else f"trial's wall-clock limit of {lim.wall_s:g} s"
             )
+            e = SandboxError(f"the agent exceeded the {limit} (worker killed)", "timeout")
+        if e.kind == "died":  # let it finish dying, so its exit status is its own
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=1.0)
         self.close()
-        if e.kind == "died":
+        tail = self._stderr_tail()
+        broken = self.limit_broken()
+        if broken is not None:
+            e = broken
+        elif e.kind == "died":
             rc = self.proc.returncode
-            how = (
-                f"killed by signal {signal.Signals(-rc).name}"
+            signame = (
+                signal.Signals(-rc).name
                 if rc is not None and rc < 0 and -rc in signal.Signals._value2member_map_
-                else f"exit status {rc}"
+                else None
             )
-            hint = {"SIGXCPU": " (CPU-time limit)", "SIGKILL": " (killed: memory or a limit)"}
-            extra = next((v for k, v in hint.items() if k in how), "")
+            how = f"killed by signal {signame}" if signame else f"exit status {rc}"
+            hint = {
+                "SIGXCPU": f" (the CPU-time limit of {lim.cpu_limit_s} s)",
+                "SIGXFSZ": f" (the file-size limit of {lim.file_mb} MiB)",
+                "SIGKILL": " (killed)",
+            }.get(signame or "", "")
+            if rc == 70 and self.namespaces:
+                hint = " (the sandbox could not confine it)"
             e = SandboxError(
-                f"the agent's worker process died ({how}{extra}){self._stderr_tail()}", "died"
+                f"the agent's worker process died ({how}{hint})",
+                "died",
+                f"the agent's worker process died ({how}{hint}){tail}",
             )
+        else:
+            e = SandboxError(str(e), e.kind, f"{e.detail}{tail}")
         self._dead = e
         raise e
 
+    def limit_broken(self) -> SandboxError | None:
+        """The aggregate limit the worker's tree broke (per its cgroup), or None."""
+        oom, hits = self._tree_counts()
+        if oom:
+            return SandboxError(
+                f"the agent's process tree exceeded its memory limit of "
+                f"{self.limits.memory_mb} MiB (cgroup; process killed)",
+                "limit",
+            )
+        if hits:
+            return SandboxError(
+                f"the agent's process tree reached its limit of {self.limits.processes} "
+                "processes (cgroup; further forks refused)",
+                "limit",
+            )
+        return None
+
+    def _tree_counts(self) -> tuple[int, int]:
+        """(processes killed for memory, forks refused) in the worker's cgroup so far."""
+        if self._counts is not None:
+            return self._counts
+        if self._tree is None:
+            return 0, 0
+        return self._tree.oom_kills(), self._tree.process_limit_hits()
+
     def _stderr_tail(self) -> str:
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 600))
-            text = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        except (OSError, ValueError):
-            return ""
-        return f"; last output: {text[-1][:300]}" if text else ""
+        text = self._output.text().strip().splitlines()
+        return "; worker output: " + " | ".join(text[-5:])[:1500] if text else ""
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         reply = self._request(
@@ -671,7 +923,13 @@ class Worker:
         try:
             return decode(reply.get("value"))
         except (ValueError, RecursionError) as e:
-            self._fail(SandboxError(f"malformed value from the agent's {name}(): {e}", "protocol"))
+            self._fail(
+                SandboxError(
+                    f"malformed value from the agent's {name}() (protocol error)",
+                    "protocol",
+                    f"malformed value from the agent's {name}(): {e}",
+                )
+            )
 
     def getattr(self, name: str) -> tuple[bool, bool, Any]:
         """(exists, callable, value) of the agent's attribute ``name``."""
@@ -684,12 +942,17 @@ class Worker:
             )
         except (ValueError, RecursionError) as e:
             self._fail(
-                SandboxError(f"malformed attribute {name!r} from the agent: {e}", "protocol")
+                SandboxError(
+                    f"malformed attribute {name!r} from the agent (protocol error)",
+                    "protocol",
+                    f"malformed attribute {name!r} from the agent: {e}",
+                )
             )
 
     # -------------------------------------------------------------- teardown
     def close(self) -> None:
-        """Kill the worker and everything it started; remove its temporary directory."""
+        """Kill the worker and everything it started; remove its temporary directory and
+        cgroup."""
         proc = self.proc if hasattr(self, "proc") else None
         if proc is not None:
             if self._container:
@@ -701,8 +964,10 @@ class Worker:
             for f in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
                     f and f.close()
-        with contextlib.suppress(OSError):
-            self._stderr.close()
+            self._output.join()
+        if self._tree is not None and self._counts is None:
+            self._counts = (self._tree.oom_kills(), self._tree.process_limit_hits())
+            self._tree.remove()
         shutil.rmtree(self._tmp, ignore_errors=True)
         if getattr(self, "_guarded", False):
             self._guarded = False
@@ -728,6 +993,8 @@ class Worker:
             }
             found = ({proc.pid} if proc.poll() is None else set()) | orphans
             found |= _descendants(found | {proc.pid}, table)
+            if self._tree is not None:
+                found |= self._tree.pids()
             new = found - victims
             if not new:
                 break
@@ -750,6 +1017,35 @@ class Worker:
                     os.waitpid(pid, 0)
 
 
+class _Tail:
+    """The last ``keep`` bytes a worker wrote to its stderr, read by a thread (nothing of it
+    reaches the disk, whatever the agent prints)."""
+
+    def __init__(self, keep: int = 8192) -> None:
+        self.keep = keep
+        self._buf = bytearray()
+        self._thread: threading.Thread | None = None
+
+    def follow(self, stream: Any) -> None:
+        def drain() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while chunk := stream.read1(65536):
+                    self._buf += chunk
+                    del self._buf[: max(0, len(self._buf) - self.keep)]
+            with contextlib.suppress(OSError):
+                stream.close()
+
+        self._thread = threading.Thread(target=drain, daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def text(self) -> str:
+        return bytes(self._buf).decode("utf-8", "replace")
+
+
 def _is_child(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -768,11 +1064,14 @@ SELF_SCORING_METHODS = frozenset({"evaluate"})
 class RemoteAgent:
     """Stands in for a sandboxed agent inside the verifier: every public attribute is looked
     up in the worker; methods run there (arguments pickled to it, results JSON back). The
-    self-scoring methods of :data:`SELF_SCORING_METHODS` are never offered."""
+    self-scoring methods of :data:`SELF_SCORING_METHODS` are never offered. With
+    ``seed_map``, the seed of every ``reset(seed)`` goes through it first (the agent sees a
+    one-way function of the trial's seeds, never the seeds themselves)."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, seed_map: Callable[[int], int] | None = None) -> None:
         object.__setattr__(self, "_worker", worker)
         object.__setattr__(self, "_methods", {})
+        object.__setattr__(self, "_seed_map", seed_map)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name in SELF_SCORING_METHODS:
@@ -783,9 +1082,11 @@ class RemoteAgent:
         if not exists:
             raise AttributeError(f"the sandboxed agent has no attribute {name!r}")
         if is_callable:
-            worker = self._worker
+            worker, seed_map = self._worker, self._seed_map
 
             def method(*args: Any, **kwargs: Any) -> Any:
+                if name == "reset" and seed_map is not None:
+                    args, kwargs = _map_seed(seed_map, args, kwargs)
                 return worker.call(name, *args, **kwargs)
 
             method.__name__ = name
@@ -800,31 +1101,58 @@ class RemoteAgent:
         return f"RemoteAgent(pid={self._worker.proc.pid})"
 
 
+def _map_seed(
+    seed_map: Callable[[int], int], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def m(v: Any) -> Any:
+        is_int = isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+        return seed_map(int(v)) if is_int else v
+
+    if args:
+        args = (m(args[0]), *args[1:])
+    if "seed" in kwargs:
+        kwargs = {**kwargs, "seed": m(kwargs["seed"])}
+    return args, kwargs
+
+
 def run_sandboxed_trial(
     task: Any,
     entry_point: str,
     kwargs: Mapping[str, Any],
     seed: int,
     isolation: dict[str, Any] | None = None,
+    seed_map: Callable[[int], int] | None = None,
     **worker_options: Any,
 ) -> tuple[Any, str]:
     """Run ``task``'s family ``run_trial`` here with the agent in a :class:`Worker`; returns
     ``(TrialOutcome, agent version)`` and fills ``isolation`` with what the worker got as soon
-    as it started. Raises what the worker or the agent raised."""
+    as it started. The agent's own random generators are seeded with ``seed_map(seed)`` (the
+    seed itself without a map), its ``reset`` seeds mapped likewise. Raises what the worker
+    or the agent raised, or :class:`SandboxError` when the tree broke an aggregate limit."""
     from icml26._entry_points import load_entry_point
     from icml26.benchmarks.runner import _check_outcome, seed_everything
 
     seed_everything(seed)
-    worker = Worker(entry_point, kwargs, seed, **worker_options)
+    agent_seed = seed_map(seed) if seed_map is not None else seed
+    worker = Worker(entry_point, kwargs, agent_seed, **worker_options)
     if isolation is not None:
         isolation.update(worker.isolation)
     try:
         fn = load_entry_point(task.run_trial)
-        outcome = _check_outcome(task, fn(task, RemoteAgent(worker), seed))
+        outcome = _check_outcome(task, fn(task, RemoteAgent(worker, seed_map), seed))
         if worker._dead is not None:  # run_trial swallowed the error: the trial still failed
             raise worker._dead
+    except (SandboxError, AgentCallError):
+        worker.close()
+        broken = worker.limit_broken()
+        if broken is not None:  # the agent raised or died because it hit an aggregate limit
+            raise broken from None
+        raise
     finally:
         worker.close()
+    broken = worker.limit_broken()
+    if broken is not None:
+        raise broken
     if worker.orphans:
         raise SandboxError(
             f"the agent left {worker.orphans} process(es) running outside its worker "

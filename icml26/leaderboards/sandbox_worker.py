@@ -1,12 +1,17 @@
-"""The sandboxed side of verification: ``python -I -m icml26.leaderboards.sandbox_worker``.
+"""The sandboxed side of verification, started by :class:`icml26.leaderboards.sandbox.Worker`.
 
-Reads requests from the verifier on stdin (pickled by the verifier), answers on stdout (JSON
-only, :func:`icml26.leaderboards.sandbox.encode`). The first request constructs the agent after
+With a confinement spec as its argument the process first confines itself
+(:func:`icml26.leaderboards.jail.enter`: namespaces, read-only root, private tmpfs,
+unprivileged uid, no capabilities), before any submitted code is imported. Then it reads
+requests from the verifier on stdin (pickled by the verifier) and answers on stdout (JSON only,
+:func:`icml26.leaderboards.sandbox.encode`). The first request constructs the agent after
 checking its entry point: not a standard-library or interpreter callable, found in the
-declared local path or installed by the declared requirement, and a class whose instances have
-``reset`` and ``act`` (or a factory function of the submitted package). The agent's own prints
-go to stderr, never into the protocol. Knows nothing but what each request carries: no store,
-no database URL, no secret, no seed list.
+submitted code or installed by the declared requirement, and a class whose instances have
+``reset`` and ``act`` (or a factory function of the submitted package). A refusal is sent as a
+code the verifier turns into its own words; an exception as its type plus, for the organizer
+only, its text. The agent's own prints go to stderr, never into the protocol. Knows nothing but
+what each request carries: no store, no database URL, no secret, no seed list; its random
+generators are seeded with the seed it is sent (a one-way function of the trial's seed).
 """
 
 from __future__ import annotations
@@ -32,7 +37,12 @@ from icml26.leaderboards.sandbox import (
 
 
 class Refused(Exception):
-    """The entry point may not be constructed."""
+    """The entry point may not be constructed; ``code`` is a key of
+    :data:`icml26.leaderboards.sandbox.REFUSALS`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _under(path: str, root: str) -> bool:
@@ -40,44 +50,18 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _harden(hide: list[str]) -> tuple[int, bool]:
-    """Inside the sandbox's mount namespace: put ``/dev/null`` over each file and an empty
-    read-only tmpfs over each directory of ``hide``; then, as root (of the host or of a user
-    namespace), drop every capability for good, so the submitted code cannot unmount them.
-    Returns (paths hidden, capabilities dropped). Raises when a path cannot be hidden."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    n = 0
-    for p in hide:
-        if not os.path.lexists(p):
-            continue
-        if os.path.isdir(p):
-            rc = libc.mount(b"tmpfs", p.encode(), b"tmpfs", 1 | 2 | 4 | 8, b"size=4k,mode=000")
-        else:
-            rc = libc.mount(b"/dev/null", p.encode(), None, 4096, None)  # MS_BIND
-        if rc != 0:
-            raise OSError(ctypes.get_errno(), f"the sandbox could not hide {p}")
-        n += 1
-    dropped = False
-    if os.geteuid() == 0:
-        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-        for cap in range(64):
-            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last one)
-        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: none
-        dropped = libc.capset(header, data) == 0
-    return n, dropped
-
-
-def _check_source(entry_point: str, requirement: str | None, path: str | None) -> None:
+def _check_source(
+    entry_point: str, requirement: str | None, path: str | None, site: list[str]
+) -> None:
+    """The entry point's top-level module is found in the submitted code (``path``, or the
+    ``site`` directories a carried wheel was unpacked to) or belongs to ``requirement``."""
     top = entry_point.partition(":")[0].split(".")[0]
-    if path:
-        if not os.path.isdir(path):
-            raise Refused(
-                f"the agent's local path {path!r} does not exist on the verifying machine"
-            )
-        sys.path.insert(0, path)
+    code = [path] if path else list(site) if not requirement else []
+    if code:
+        if not all(os.path.isdir(d) for d in code):
+            raise Refused("not_in_code", f"the agent's code directory {code} does not exist here")
+        if path:
+            sys.path.insert(0, path)
         importlib.invalidate_caches()
         spec = importlib.util.find_spec(top)  # a top-level lookup imports nothing
         where = (
@@ -85,22 +69,26 @@ def _check_source(entry_point: str, requirement: str | None, path: str | None) -
             if spec is None
             else list(spec.submodule_search_locations or []) + [spec.origin or ""]
         )
-        if spec is None or not any(w and _under(w, path) for w in where):
-            raise Refused(f"module {top!r} of {entry_point!r} is not in the declared path {path!r}")
+        if spec is None or not any(w and _under(w, d) for w in where for d in code):
+            raise Refused(
+                "not_in_code", f"module {top!r} of {entry_point!r} is not in the code at {code}"
+            )
     elif requirement:
         from packaging.requirements import Requirement
 
         provides = dist_provides(Requirement(requirement).name, top)
         if provides is None:
             raise Refused(
+                "not_installed",
                 f"cannot import the agent's module {top!r}: the requirement {requirement!r} "
-                f"is not installed here; install it with `pip install '{requirement}'` or "
-                "run verify with --install"
+                "is not installed for the worker",
             )
         if not provides:
-            raise Refused(f"module {top!r} is not part of the declared requirement {requirement!r}")
+            raise Refused(
+                "not_provided", f"module {top!r} is not part of the requirement {requirement!r}"
+            )
     else:
-        raise Refused("the submission names neither a requirement nor a local path")
+        raise Refused("no_source", "the submission names neither a requirement nor code")
 
 
 def _seed(seed: int, threads: int) -> None:
@@ -126,8 +114,8 @@ def _construct(msg: dict[str, Any]) -> Any:
     ep, requirement, path = msg["entry_point"], msg.get("requirement"), msg.get("path")
     problem = entry_point_problem(ep)  # the requirement is checked below, from its own metadata
     if problem:
-        raise Refused(problem)
-    _check_source(ep, requirement, path)
+        raise Refused("entry_point", problem)
+    _check_source(ep, requirement, path, list(msg.get("site") or []))
     from icml26._entry_points import load_entry_point
 
     obj = load_entry_point(ep)
@@ -136,21 +124,25 @@ def _construct(msg: dict[str, Any]) -> Any:
         missing = [m for m in ("reset", "act") if not callable(getattr(obj, m, None))]
         if missing:
             raise Refused(
+                "not_agent",
                 f"{ep!r} is a class without {' and '.join(missing)}(); an agent class "
-                "needs reset(seed) and act(observation, info)"
+                "needs reset(seed) and act(observation, info)",
             )
     elif inspect.isfunction(obj) and (obj.__module__ or "").split(".")[0] == top:
         pass  # a factory of the submitted package; its product is checked below
     else:
         raise Refused(
+            "not_agent",
             f"{ep!r} is a {type(obj).__name__}, not an agent class (or a factory "
-            "function defined in the submitted package)"
+            "function defined in the submitted package)",
         )
     _seed(int(msg["seed"]), int(msg.get("threads", 1)))
     agent = obj(**msg["kwargs"])
     missing = [m for m in ("reset", "act") if not callable(getattr(agent, m, None))]
     if missing:
-        raise Refused(f"the object made by {ep!r} has no {' and '.join(missing)}() method")
+        raise Refused(
+            "no_methods", f"the object made by {ep!r} has no {' and '.join(missing)}() method"
+        )
     return agent
 
 
@@ -159,10 +151,24 @@ def _reply(fd: int, obj: dict[str, Any]) -> None:
 
 
 def _error(e: BaseException) -> dict[str, Any]:
-    return {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+    builtin = next((c for c in type(e).__mro__ if c.__module__ == "builtins"), BaseException)
+    out = {
+        "error": f"{type(e).__name__}: {e}",
+        "type": builtin.__name__,  # the nearest built-in class: its name is the public part
+        "traceback": traceback.format_exc(),
+    }
+    if isinstance(e, Refused):
+        out["refused"] = e.code
+    return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    jail: dict[str, Any] | None = None
+    if argv and argv[0]:
+        from icml26.leaderboards.jail import JailSpec, enter
+
+        jail = enter(JailSpec.from_json(argv[0]))  # only the confined child returns
     # private copies of the pipes; fd 1 then points at stderr, so prints cannot corrupt replies
     rfd, wfd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -178,13 +184,13 @@ def main() -> int:
         op = msg.get("op")
         try:
             if op == "init":
-                hidden, dropped = _harden(list(msg.pop("hide", [])))
+                for d in reversed(msg.get("site") or []):  # the entry's own environment
+                    sys.path.insert(0, d)
                 agent = _construct(msg)
                 out: dict[str, Any] = {
                     "ok": True,
                     "version": str(getattr(agent, "version", "0")),
-                    "hidden": hidden,
-                    "caps_dropped": dropped,
+                    "jail": jail or {},
                 }
             elif op == "getattr":
                 name = msg["name"]

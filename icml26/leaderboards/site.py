@@ -140,6 +140,7 @@ def render_site(
     """
     import icml26
     from icml26 import benchmarks
+    from icml26.certify.harness import certified_claims
     from icml26.leaderboards.figures import profile_figure, task_figure
 
     out = Path(out)
@@ -243,6 +244,7 @@ def render_site(
             ranked_of=of,
             metrics=metrics,
             trials=sorted(e.trials, key=lambda t: t.seed),
+            certified=certified_claims(r.task, e.trials, entry_point=e.agent.get("entry_point")),
             **common,
         )
         (out / "entries" / f"{e.id}.html").write_text(html, encoding="utf-8")

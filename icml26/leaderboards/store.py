@@ -20,7 +20,19 @@ Statuses (CARLA-leaderboard style):
 * ``FAILED``   -- the re-run could not be completed (entry point refused, agent not importable,
   a trial crashed, the worker died, broke a limit or sent a malformed action).
 
-Each status change is an event with its reason; the entry keeps the latest reason.
+Each status change is an event with its reason; the entry keeps the latest reason. A public
+reason never quotes the agent (its exception text, its output); the organizer's full account is
+kept apart (:meth:`LeaderboardStore.private_detail`).
+
+Rows are tamper-evident: every submission row and every entry row carries an HMAC-SHA256 of its
+content under a key derived from the held-out secret (:meth:`LeaderboardStore.integrity`). A row
+changed outside this class (an edited ``results_json``, a forged verification) no longer
+matches, and the ranking flags it instead of ranking it. Events are not signed.
+
+Beyond exact duplicates, a submission is refused when an entry on the same task already has the
+same code (its hash, or its exact requirement), entry point and configuration (a copy with
+nudged numbers), and when its name looks like another's without being it (NFKC, look-alike
+letters: :func:`~icml26.leaderboards.validate.name_key`).
 
 The held-out secret is NOT kept here (a table is something submitted code might reach): it is
 ``$ICML26_LEADERBOARD_SECRET`` or a 0600 file (``$ICML26_LEADERBOARD_SECRET_FILE``, else one
@@ -37,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -49,18 +62,21 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from icml26._paths import atomic_write
-from icml26._schema import Migration, migrate
+from icml26._schema import Migration, add_column_if_missing, migrate
 from icml26.benchmarks.store import open_engine, store_url
 from icml26.leaderboards.bundle import canonical_json
 from icml26.leaderboards.validate import (
     FieldError,
     SubmissionInvalid,
     ValidatedBundle,
+    name_key,
     validate_bundle,
 )
 from icml26.protocol import TrialResult, config_hash
 
 __all__ = [
+    "code_id",
+    "public_agent",
     "EntryStatus",
     "STATUSES",
     "Entry",
@@ -116,6 +132,10 @@ submissions_table = sa.Table(
     sa.Column("submitted_at", sa.String(40), nullable=False),
     sa.Column("submitter", sa.String(100), nullable=False),
     sa.Column("bundle_json", sa.Text, nullable=False),
+    # added by schema version 3
+    sa.Column("name_key", sa.String(200), nullable=True, index=True),
+    sa.Column("code_id", sa.String(200), nullable=True, index=True),
+    sa.Column("submission_signature", sa.String(100), nullable=True),
 )
 
 entries_table = sa.Table(
@@ -139,6 +159,9 @@ entries_table = sa.Table(
     # public summary of the re-run (no held-out seeds) and, kept private, the re-run trials
     sa.Column("verification_json", sa.Text, nullable=True),
     sa.Column("verification_trials_json", sa.Text, nullable=True),
+    # added by schema version 3: the organizer's full account of a failure; the row's HMAC
+    sa.Column("private_json", sa.Text, nullable=True),
+    sa.Column("row_signature", sa.String(100), nullable=True),
 )
 
 events_table = sa.Table(
@@ -180,6 +203,40 @@ stats_table = sa.Table(
 )
 
 ALL_TABLES = (submissions_table, entries_table, events_table, tokens_table, settings_table)
+# The columns each row signature covers (the id is signed too, and an entry's signature covers
+# its submission's).
+_SUBMISSION_SIGNED = (
+    "content_hash",
+    "name",
+    "description",
+    "authors",
+    "url",
+    "agent_json",
+    "packages_json",
+    "git_commit",
+    "created_at",
+    "submitted_at",
+    "submitter",
+    "bundle_json",
+    "code_id",
+)
+_ENTRY_SIGNED = (
+    "submission_id",
+    "task_id",
+    "task_version",
+    "fingerprint",
+    "status",
+    "reason",
+    "updated_at",
+    "results_json",
+    "verification_json",
+    "verification_trials_json",
+    "private_json",
+)
+_V3_COLUMNS = {
+    "icml26_lb_submissions": ("name_key", "code_id", "submission_signature"),
+    "icml26_lb_entries": ("private_json", "row_signature"),
+}
 
 
 def _now() -> str:
@@ -211,6 +268,11 @@ class Entry:
     trials: list[TrialResult]
     verification: dict[str, Any] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
+    # the metrics of each re-run trial (no seeds), in the order they ran
+    rerun: list[dict[str, float]] = field(default_factory=list)
+    # the row signatures: "ok", "mismatch" (changed outside the store), "unsigned", "unchecked"
+    integrity: str = "unchecked"
+    code_id: str | None = None
 
     @property
     def task_key(self) -> str:
@@ -222,8 +284,27 @@ class Entry:
         return f"{self.agent.get('entry_point')}#{config_hash(self.agent.get('kwargs', {}))}"
 
     def values(self, metric: str) -> list[float]:
-        """Per-seed values of ``metric`` (seed order)."""
+        """Per-seed values of ``metric`` as submitted (the claim; seed order)."""
         return [float(t.metrics[metric]) for t in sorted(self.trials, key=lambda t: t.seed)]
+
+    def rerun_values(self, metric: str) -> list[float]:
+        """Values of ``metric`` in the verifier's re-run (held-out seeds), [] without one."""
+        return [float(m[metric]) for m in self.rerun if metric in m]
+
+    @property
+    def measured(self) -> bool:
+        """Whether the entry is ranked by re-run values (VERIFIED, with its re-run kept)."""
+        return self.status == "VERIFIED" and bool(self.rerun)
+
+    def ranked_values(self, metric: str) -> list[float]:
+        """What the ranking uses: the re-run values of a VERIFIED entry, otherwise the claim."""
+        return self.rerun_values(metric) if self.measured else self.values(metric)
+
+    @property
+    def isolation(self) -> str | None:
+        """How the agent was isolated in its verification ("isolated", "unisolated", ...)."""
+        iso = (self.verification or {}).get("isolation") or {}
+        return iso.get("level") if isinstance(iso, dict) else None
 
     @property
     def seeds(self) -> list[int]:
@@ -260,6 +341,8 @@ class Entry:
                 for t in sorted(self.trials, key=lambda t: t.seed)
             ],
             "verification": self.verification,
+            "rerun": [{"metrics": m} for m in self.rerun],
+            "integrity": self.integrity,
             "events": self.events,
         }
 
@@ -296,6 +379,46 @@ def entry_fingerprint(vb: ValidatedBundle, task_key: str) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
 
 
+def code_id(agent: Mapping[str, Any]) -> str:
+    """Identity of the agent's code: the hash of the code carried in the bundle, else its
+    exact requirement (normalized)."""
+    code = agent.get("code")
+    if isinstance(code, Mapping) and code.get("sha256"):
+        return str(code["sha256"])
+    req = str(agent.get("requirement") or agent.get("path") or "")
+    return "requirement:" + re.sub(r"\s+", "", req).lower()
+
+
+def effective_kwargs(agent: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration the agent runs with: a registered agent's default kwargs (when its
+    name maps to the submitted entry point) updated by the submitted ones."""
+    from icml26 import agents
+
+    kwargs = dict(agent.get("kwargs") or {})
+    spec = agents.all_specs().get(str(agent.get("name", "")))
+    if spec is not None and spec.entry_point == agent.get("entry_point"):
+        return {**spec.kwargs, **kwargs}
+    return kwargs
+
+
+def public_agent(agent: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent as stored and shown: the code's format, hash and size, not its bytes."""
+    out = dict(agent)
+    code = out.get("code")
+    if isinstance(code, Mapping):
+        out["code"] = {k: v for k, v in code.items() if k != "data"} | {
+            "bytes": len(str(code.get("data", ""))) * 3 // 4
+        }
+    return out
+
+
+def _signature(
+    key: bytes, kind: str, ident: int, fields: Mapping[str, Any], chain: str = ""
+) -> str:
+    body = canonical_json([kind, int(ident), {k: fields.get(k) for k in sorted(fields)}, chain])
+    return "hmac-sha256:" + hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
 class LeaderboardStore:
     """Submissions and entries in a SQL database (SQLite path or any SQLAlchemy URL)."""
 
@@ -314,6 +437,10 @@ class LeaderboardStore:
         self.engine = open_engine(self.url, _md, foreign_keys=True, threads=True)
         self.schema_version = migrate(self.engine, "leaderboard", self._migrations())
         self._memo: dict[str, Any] = {}
+        # an unmigrated (read-only, older) store lacks the newer columns: read what it has
+        self._columns = {
+            t: {c["name"] for c in sa.inspect(self.engine).get_columns(t)} for t in _V3_COLUMNS
+        }
 
     def _migrations(self) -> list[Migration]:
         """This store's schema history (see :mod:`icml26._schema`); append, never edit."""
@@ -328,7 +455,33 @@ class LeaderboardStore:
                 "the held-out secret leaves the settings table for the 0600 secret file",
                 self._move_secret_out,
             ),
+            Migration(
+                3,
+                "name keys and code identities (near-duplicates), private failure details, "
+                "row signatures (existing rows signed when the secret is at hand)",
+                self._add_signatures,
+            ),
         ]
+
+    def _add_signatures(self, conn: sa.Connection) -> None:
+        for table, names in _V3_COLUMNS.items():
+            t = submissions_table if table == submissions_table.name else entries_table
+            for name in names:
+                col = t.c[name]
+                add_column_if_missing(conn, table, sa.Column(name, col.type, nullable=True))
+        s = submissions_table
+        for r in conn.execute(sa.select(s.c.id, s.c.name, s.c.agent_json)).mappings().all():
+            conn.execute(
+                sa.update(s)
+                .where(s.c.id == r["id"])
+                .values(name_key=name_key(r["name"]), code_id=code_id(json.loads(r["agent_json"])))
+            )
+        key = self._signing_key(create=False)
+        if key is not None:
+            for sid in conn.execute(sa.select(s.c.id)).scalars().all():
+                self._sign_submission(conn, int(sid), key)
+            for eid in conn.execute(sa.select(entries_table.c.id)).scalars().all():
+                self._sign_entry(conn, int(eid), key)
 
     def __repr__(self) -> str:
         return f"LeaderboardStore({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -350,6 +503,9 @@ class LeaderboardStore:
         b = vb.bundle
         fps = {key: entry_fingerprint(vb, key) for key in vb.trials}
         self._raise_if_duplicate(vb.content_hash, fps)
+        self._raise_if_near_duplicate(vb)
+        # signed here when this process has the secret (else by the verifier, when it claims it)
+        sign_key = self._signing_key(create=False)
         now = _now()
         try:
             with self.engine.begin() as conn:
@@ -362,15 +518,18 @@ class LeaderboardStore:
                         description=b.get("description", ""),
                         authors=b.get("authors", ""),
                         url=b.get("url", ""),
-                        agent_json=json.dumps(b["agent"], sort_keys=True),
+                        agent_json=json.dumps(public_agent(b["agent"]), sort_keys=True),
                         packages_json=json.dumps(b["packages"], sort_keys=True),
                         git_commit=b["git_commit"],
                         created_at=b["created_at"],
                         submitted_at=now,
                         submitter=submitter,
                         bundle_json=canonical_json(b).decode("utf-8"),
+                        name_key=name_key(b["name"]),
+                        code_id=code_id(b["agent"]),
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]  # an INSERT has a key
+                self._sign_submission(conn, int(sid), sign_key)
                 ids = []
                 for key, trials in vb.trials.items():
                     task = vb.tasks[key]
@@ -395,6 +554,7 @@ class LeaderboardStore:
                             reason=f"submitted ({vb.raw_size} bytes, {vb.content_hash[:19]}...)",
                         )
                     )
+                    self._sign_entry(conn, int(eid), sign_key)
                     ids.append(int(eid))
         except sa.exc.IntegrityError:
             # Lost a race against an identical submission committed meanwhile.
@@ -432,13 +592,140 @@ class LeaderboardStore:
         if errs:
             raise SubmissionInvalid(errs, "duplicate")
 
+    def _raise_if_near_duplicate(self, vb: ValidatedBundle) -> None:
+        """Refuse a name that looks like another entry's without being it, and an entry
+        whose task, code, entry point and configuration an entry already has."""
+        b = vb.bundle
+        s, e = submissions_table, entries_table
+        if "name_key" not in self._columns[s.name]:
+            return
+        ident = code_id(b["agent"])
+        config = config_hash(effective_kwargs(b["agent"]))
+        errs = []
+        with self.engine.connect() as conn:
+            for sid, name in conn.execute(
+                sa.select(s.c.id, s.c.name).where(s.c.name_key == name_key(b["name"]))
+            ):
+                if name != b["name"]:
+                    errs.append(
+                        FieldError(
+                            "name",
+                            f"{b['name']!r} looks like the name {name!r} of submission #{sid} "
+                            "(the same after NFKC and mapping look-alike letters); choose "
+                            "another name",
+                        )
+                    )
+                    break
+            for key, task in vb.tasks.items():
+                rows = conn.execute(
+                    sa.select(e.c.id, s.c.agent_json, s.c.submitted_at)
+                    .join(s, s.c.id == e.c.submission_id)
+                    .where(
+                        s.c.code_id == ident,
+                        e.c.task_id == task.id,
+                        e.c.task_version == task.version,
+                    )
+                ).all()
+                for eid, agent_json, when in rows:
+                    agent = json.loads(agent_json)
+                    if (
+                        agent.get("entry_point") == b["agent"]["entry_point"]
+                        and config_hash(effective_kwargs(agent)) == config
+                    ):
+                        errs.append(
+                            FieldError(
+                                f"results (task {key})",
+                                f"near-duplicate of entry #{eid} (submitted {when}): the same "
+                                "code, entry point and configuration on this task; the "
+                                "leaderboard ranks re-runs, so a second copy adds nothing",
+                            )
+                        )
+                        break
+        if errs:
+            raise SubmissionInvalid(errs, "duplicate")
+
+    # ------------------------------------------------------------------ signatures
+    def _existing_secret(self) -> bytes | None:
+        """The held-out secret when there is one (never creates it)."""
+        env = os.environ.get(SECRET_ENV)
+        if env:
+            return env.encode("utf-8")
+        try:
+            return self._read_secret_file()
+        except (OSError, ValueError):
+            return None
+
+    def _signing_key(self, create: bool) -> bytes | None:
+        """The key rows are signed with (derived from the held-out secret, which ``create``
+        makes on first use); None when there is no secret and ``create`` is False."""
+        secret = self.heldout_secret() if create else self._existing_secret()
+        if secret is None:
+            return None
+        return hmac.new(secret, b"icml26 leaderboard row signatures v1", hashlib.sha256).digest()
+
+    def _sign_submission(self, conn: sa.Connection, sid: int, key: bytes | None) -> None:
+        if key is None:
+            return
+        s = submissions_table
+        row = conn.execute(sa.select(s).where(s.c.id == sid)).mappings().one()
+        sig = _signature(key, "submission", sid, {k: row[k] for k in _SUBMISSION_SIGNED})
+        conn.execute(sa.update(s).where(s.c.id == sid).values(submission_signature=sig))
+
+    def _sign_entry(self, conn: sa.Connection, eid: int, key: bytes | None) -> None:
+        if key is None:
+            return
+        e, s = entries_table, submissions_table
+        row = conn.execute(sa.select(e).where(e.c.id == eid)).mappings().one()
+        chain = conn.execute(
+            sa.select(s.c.submission_signature).where(s.c.id == row["submission_id"])
+        ).scalar_one()
+        if not chain:  # stored by a process without the secret (a server): signed now
+            self._sign_submission(conn, int(row["submission_id"]), key)
+            chain = conn.execute(
+                sa.select(s.c.submission_signature).where(s.c.id == row["submission_id"])
+            ).scalar_one()
+        sig = _signature(key, "entry", eid, {k: row[k] for k in _ENTRY_SIGNED}, chain or "")
+        conn.execute(sa.update(e).where(e.c.id == eid).values(row_signature=sig))
+
+    def _integrity(self, r: Mapping[str, Any], key: bytes | None) -> str:
+        """ "ok", "mismatch", "unsigned" or "unchecked" (no secret here) for a joined row."""
+        sub_sig, row_sig = r.get("submission_signature"), r.get("row_signature")
+        if not sub_sig or not row_sig:
+            return "unsigned"
+        if key is None:
+            return "unchecked"
+        want_sub = _signature(
+            key, "submission", int(r["submission_id"]), {k: r[k] for k in _SUBMISSION_SIGNED}
+        )
+        want_row = _signature(key, "entry", int(r["id"]), {k: r[k] for k in _ENTRY_SIGNED}, sub_sig)
+        ok = hmac.compare_digest(want_sub, sub_sig) and hmac.compare_digest(want_row, row_sig)
+        return "ok" if ok else "mismatch"
+
+    def sign_all(self) -> int:
+        """Sign every row with the current key (after the organizer has checked the store,
+        e.g. one migrated without its secret at hand); returns the number of entries."""
+        key = self._signing_key(create=True)
+        with self.engine.begin() as conn:
+            for sid in conn.execute(sa.select(submissions_table.c.id)).scalars().all():
+                self._sign_submission(conn, int(sid), key)
+            eids = conn.execute(sa.select(entries_table.c.id)).scalars().all()
+            for eid in eids:
+                self._sign_entry(conn, int(eid), key)
+        return len(eids)
+
     # ------------------------------------------------------------------ entries
+    def _joined(self) -> Any:
+        """SELECT of entries joined with their submissions (the columns this store has)."""
+        e, s = entries_table, submissions_table
+        cols = self._present(e) + [c for c in self._present(s) if c.name != "id"]
+        return sa.select(*cols).join(s, s.c.id == e.c.submission_id)
+
     def entries(
         self, task: str | None = None, status: str | None = None, with_events: bool = False
     ) -> list[Entry]:
         """Entries, oldest first; ``task`` is a task id or ``id@vN`` key."""
-        e, s = entries_table, submissions_table
-        q = sa.select(e, s).join(s, s.c.id == e.c.submission_id).order_by(e.c.id)
+        e = entries_table
+        q = self._joined().order_by(e.c.id)
         if task is not None:
             if "@v" in task:
                 tid, _, ver = task.rpartition("@v")
@@ -463,10 +750,17 @@ class LeaderboardStore:
                             "actor": r["actor"],
                         }
                     )
-        return [self._entry(r, events.get(int(r["id"]), [])) for r in rows]
+        key = self._signing_key(create=False)
+        return [self._entry(r, events.get(int(r["id"]), []), key) for r in rows]
 
-    @staticmethod
-    def _entry(r: Mapping[Any, Any], events: list[dict[str, Any]]) -> Entry:
+    def _entry(
+        self, r: Mapping[Any, Any], events: list[dict[str, Any]], key: bytes | None
+    ) -> Entry:
+        rerun = [
+            {k: float(v) for k, v in t.get("metrics", {}).items()}
+            for t in json.loads(r["verification_trials_json"] or "[]")
+            if t.get("status", "FINISHED") == "FINISHED"
+        ]
         return Entry(
             id=int(r["id"]),
             submission_id=int(r["submission_id"]),
@@ -489,11 +783,14 @@ class LeaderboardStore:
             trials=[TrialResult.from_dict(t) for t in json.loads(r["results_json"])],
             verification=json.loads(r["verification_json"]) if r["verification_json"] else None,
             events=events,
+            rerun=rerun,
+            integrity=self._integrity(r, key),
+            code_id=r.get("code_id"),
         )
 
     def entry(self, entry_id: int) -> Entry:
-        e, s = entries_table, submissions_table
-        q = sa.select(e, s).join(s, s.c.id == e.c.submission_id).where(e.c.id == int(entry_id))
+        e = entries_table
+        q = self._joined().where(e.c.id == int(entry_id))
         with self.engine.connect() as conn:
             r = conn.execute(q).mappings().first()
             if r is None:
@@ -505,7 +802,31 @@ class LeaderboardStore:
                     sa.select(ev).where(ev.c.entry_id == int(entry_id)).order_by(ev.c.id)
                 ).mappings()
             ]
-        return self._entry(r, events)
+        return self._entry(r, events, self._signing_key(create=False))
+
+    def private_detail(self, entry_id: int) -> dict[str, Any]:
+        """The organizer's full account of the entry's last verification (the agent's own
+        exception text and traceback, the worker's output); never shown publicly."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(entries_table.c.private_json).where(entries_table.c.id == int(entry_id))
+            ).first()
+        if row is None:
+            raise KeyError(f"no leaderboard entry #{entry_id}")
+        return dict(json.loads(row[0] or "{}"))
+
+    def bundle(self, entry_id: int) -> dict[str, Any]:
+        """The submitted bundle of an entry (with its code)."""
+        e, s = entries_table, submissions_table
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(s.c.bundle_json)
+                .join(e, e.c.submission_id == s.c.id)
+                .where(e.c.id == int(entry_id))
+            ).first()
+        if row is None:
+            raise KeyError(f"no leaderboard entry #{entry_id}")
+        return dict(json.loads(row[0]))
 
     def set_status(
         self,
@@ -516,9 +837,11 @@ class LeaderboardStore:
         verification: Mapping[str, Any] | None = None,
         verification_trials: list[TrialResult] | None = None,
         expected: tuple[str, ...] | None = None,
+        private: Mapping[str, Any] | None = None,
     ) -> bool:
-        """Change an entry's status (with its reason and, after a re-run, the verification
-        summary and trials) and record the event, in one transaction.
+        """Change an entry's status (with its public reason and, after a re-run, the
+        verification summary and trials, and the organizer's ``private`` detail) and record
+        the event, in one transaction; the row is signed again.
 
         With ``expected``, only when the entry's current status is one of them (a verifier
         claiming a PENDING entry as RUNNING); returns whether it changed."""
@@ -532,6 +855,9 @@ class LeaderboardStore:
             values["verification_trials_json"] = json.dumps(
                 [t.to_dict() for t in verification_trials]
             )
+        if private is not None:
+            values["private_json"] = json.dumps(private, sort_keys=True, allow_nan=False)
+        key = self._signing_key(create=True)
         where = [entries_table.c.id == int(entry_id)]
         if expected is not None:
             where.append(entries_table.c.status.in_(list(expected)))
@@ -552,7 +878,13 @@ class LeaderboardStore:
                     entry_id=int(entry_id), at=now, status=status, reason=reason, actor=actor
                 )
             )
+            self._sign_entry(conn, int(entry_id), key)
         return True
+
+    def integrity(self, entry_id: int) -> str:
+        """Whether entry ``entry_id``'s rows match their signatures: "ok", "mismatch",
+        "unsigned" or "unchecked" (no secret on this machine)."""
+        return self.entry(entry_id).integrity
 
     def verification_trials(self, entry_id: int) -> list[TrialResult]:
         """The re-run trials of an entry (private: they carry the held-out seeds)."""
@@ -584,10 +916,19 @@ class LeaderboardStore:
         with self.engine.connect() as conn:
             return {
                 t.name: [
-                    tuple(r) for r in conn.execute(sa.select(t).order_by(*t.primary_key.columns))
+                    tuple(r)
+                    for r in conn.execute(
+                        sa.select(*self._present(t)).order_by(*t.primary_key.columns)
+                    )
                 ]
                 for t in ALL_TABLES
             }
+
+    def _present(self, t: sa.Table) -> list[sa.Column[Any]]:
+        """``t``'s columns that exist in this store (an unmigrated one lacks the newer)."""
+        have = self._columns.get(t.name)
+        new = _V3_COLUMNS.get(t.name, ())
+        return [c for c in t.c if have is None or c.name in have or c.name not in new]
 
     # ------------------------------------------------------------------ memo
     def memo(self, kind: str, args: Any, compute: Callable[[], Any]) -> Any:

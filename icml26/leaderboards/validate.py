@@ -26,6 +26,8 @@ from icml26.leaderboards.bundle import HASH_PREFIX, SCHEMA, SCHEMA_VERSION, cont
 from icml26.protocol import Task, TrialResult
 
 __all__ = [
+    "name_key",
+    "name_problem",
     "FieldError",
     "SubmissionInvalid",
     "ValidatedBundle",
@@ -35,7 +37,7 @@ __all__ = [
 
 # Limits on what a submission may contain (documented in docs/leaderboard.md).
 LIMITS: dict[str, int] = {
-    "bundle_bytes": 2_000_000,  # the whole JSON file / request body
+    "bundle_bytes": 4_000_000,  # the whole JSON file / request body (code included)
     "depth": 32,  # nesting of JSON objects and arrays
     "name": 80,  # entry name (characters)
     "description": 2000,
@@ -44,7 +46,6 @@ LIMITS: dict[str, int] = {
     "agent_name": 200,
     "entry_point": 200,
     "requirement": 300,
-    "path": 500,
     "version": 64,
     "tasks": 100,  # tasks per bundle
     "results": 2000,  # trials per bundle
@@ -73,7 +74,7 @@ _REQUIRED_TOP = (
     "content_hash",
 )
 _OPTIONAL_TOP = ("description", "authors", "url")
-_AGENT_FIELDS = ("name", "entry_point", "kwargs", "version", "requirement", "path")
+_AGENT_FIELDS = ("name", "entry_point", "kwargs", "version", "requirement", "code")
 _TRIAL_REQUIRED = (
     "task_id",
     "task_version",
@@ -93,6 +94,7 @@ _TRIAL_OPTIONAL = (
     "started_at",
     "extra",
     "task_hash",
+    "budget_scale",
 )
 
 
@@ -375,29 +377,121 @@ def _check_agent(errs: _Errors, agent: Any) -> None:
         _object(errs, "agent.kwargs", agent["kwargs"])
     if "version" in agent:
         _str(errs, "agent.version", agent["version"], LIMITS["version"], empty=False)
-    req, path = agent.get("requirement"), agent.get("path")
+    _check_source(errs, agent, ep)
+
+
+def _check_source(errs: _Errors, agent: dict[str, Any], ep: Any) -> None:
+    """``agent.requirement`` (an exact pin) or ``agent.code`` (the code), never a path."""
+    if "path" in agent:
+        errs.add(
+            "agent.path",
+            "a bundle cannot name a directory of the verifying machine; it carries the agent's "
+            "code (agent.code) or an exact requirement (agent.requirement)",
+        )
+    req, code = agent.get("requirement"), agent.get("code")
     ok = _opt_str(errs, "agent.requirement", req, LIMITS["requirement"], empty=False)
-    ok &= _opt_str(errs, "agent.path", path, LIMITS["path"], empty=False)
-    if ok and "requirement" in agent and "path" in agent and (req is None) == (path is None):
+    if code is not None and not _object(errs, "agent.code", code):
+        ok = False
+    if ok and "requirement" in agent and "code" in agent and (req is None) == (code is None):
         errs.add(
             "agent",
-            "give exactly one of 'requirement' (a pip requirement, e.g. "
-            "'mypkg==1.2') and 'path' (a local directory), got "
+            "give exactly one of 'requirement' (an exact pip requirement, e.g. 'mypkg==1.2') "
+            "and 'code' (the agent's code, packed by make_bundle), got "
             + ("both" if req is not None else "neither"),
         )
     if ok and isinstance(req, str):
-        try:
-            from packaging.requirements import InvalidRequirement, Requirement
-        except ImportError:  # pragma: no cover - packaging ships with pip/setuptools
-            return
-        try:
-            Requirement(req)
-        except InvalidRequirement as e:
-            errs.add(
-                "agent.requirement",
-                f"{_short(req)} is not a PEP 508 requirement "
-                f"('pkg==1.2' or 'pkg @ git+https://...'): {e}",
-            )
+        from icml26.leaderboards.artefacts import requirement_problem
+
+        problem = requirement_problem(req)
+        if problem:
+            errs.add("agent.requirement", problem)
+    if ok and isinstance(code, dict) and isinstance(ep, str):
+        _check_code(errs, code, ep)
+
+
+def _check_code(errs: _Errors, code: dict[str, Any], entry_point: str) -> None:
+    """``agent.code``: format, base64 data within the size limit, a safe archive (or wheel)
+    of the entry point's package, and its declared hash."""
+    import base64
+    import binascii
+
+    from icml26.leaderboards.artefacts import CodeProblem, digest, inspect_archive
+
+    _fields(errs, "agent.code", code, ("format", "sha256", "data"), ("filename",))
+    fmt = code.get("format")
+    if fmt not in ("zip", "wheel"):
+        errs.add("agent.code.format", f"expected 'zip' or 'wheel', got {_short(fmt)}")
+        return
+    if fmt == "wheel" and not isinstance(code.get("filename"), str):
+        errs.add("agent.code.filename", "a wheel needs its file name")
+        return
+    data = code.get("data")
+    if not isinstance(data, str):
+        errs.add("agent.code.data", f"expected a base64 string, got {_type_name(data)}")
+        return
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        errs.add("agent.code.data", "is not valid base64")
+        return
+    try:
+        inspect_archive(raw, str(fmt), entry_point=entry_point, filename=code.get("filename"))
+    except CodeProblem as e:
+        errs.add("agent.code", str(e))
+        return
+    if code.get("sha256") != digest(raw):
+        errs.add(
+            "agent.code.sha256",
+            f"{_short(code.get('sha256'))} is not the hash of the code ({digest(raw)})",
+        )
+
+
+# Latin look-alikes of Cyrillic and Greek letters (Unicode's confusables, the letters that
+# matter in names); full-width and other compatibility forms are folded by NFKC first.
+_CONFUSABLES = str.maketrans(
+    "аАвВсСеЕһНіІјЈкКмМоОрРѕЅтТуУхХԁԛԜԝаɑαΑβΒεΕηΗιΙκΚμΜνΝοΟρΡτΤυΥχΧζΖ",
+    "aABBcCeEhHiIjJkKmMoOpPsSTTyYxXdqWwaaaABBeEnHiIkKuMvNoOpPtTuYxXzZ",
+)
+
+
+def name_key(name: str) -> str:
+    """The skeleton two names are compared by: NFKC, look-alike letters mapped to Latin,
+    case and spacing folded. Names with the same key look the same."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold()
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+def _scripts(text: str) -> set[str]:
+    import unicodedata
+
+    out = set()
+    for ch in text:
+        if ch.isalpha():
+            out.add(unicodedata.name(ch, "UNKNOWN").split(" ")[0])
+    return out
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` may not be an entry name (a form NFKC changes, Latin letters mixed with
+    look-alike scripts), or None."""
+    import unicodedata
+
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        return (
+            f"{_short(name)} is not in Unicode normal form NFKC (full-width or compatibility "
+            f"characters); write it as {_short(normal)}"
+        )
+    # the scripts whose letters pass for each other (UTS #39 allows Latin with Han or Kana)
+    scripts = _scripts(name) & {"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"}
+    if len(scripts) > 1:
+        return (
+            f"{_short(name)} mixes letters of several scripts ({', '.join(sorted(scripts))}); "
+            "look-alike letters are not allowed in names"
+        )
+    return None
 
 
 def _check_tasks(errs: _Errors, tasks: Any) -> dict[str, Task]:
@@ -456,6 +550,12 @@ def _check_trial(
                 f"{_short(r['task_hash'])}: the trial ran a different definition "
                 f"of {task.key} than this leaderboard's ({want}); re-run it with this version",
             )
+    if "budget_scale" in r and r["budget_scale"] != 1:
+        errs.add(
+            f"{path}.budget_scale",
+            f"{_short(r['budget_scale'])}: the leaderboard takes runs at the task's own budget "
+            "(scale 1) only",
+        )
     if "status" in r and r["status"] != "FINISHED":
         errs.add(f"{path}.status", f"{_short(r['status'])}; only FINISHED trials can be submitted")
     if "metrics" in r and _object(errs, f"{path}.metrics", r["metrics"]) and task is not None:
@@ -673,9 +773,17 @@ def _check_schema(errs: _Errors, b: dict[str, Any]) -> None:
     if "schema_version" in b and (
         not _is_int(b["schema_version"]) or b["schema_version"] != SCHEMA_VERSION
     ):
+        old = b["schema_version"] == 1 and _is_int(b["schema_version"])
         errs.add(
             "schema_version",
-            f"this leaderboard reads version {SCHEMA_VERSION}, got {_short(b['schema_version'])}",
+            f"this leaderboard reads version {SCHEMA_VERSION}, got {_short(b['schema_version'])}"
+            + (
+                " (a version-1 bundle names the agent's code by a directory; version 2 carries "
+                "the code or an exact requirement: write the bundle again with this icml26, "
+                "`icml26 run ... --out FILE` or `icml26 leaderboard bundle`)"
+                if old
+                else ""
+            ),
         )
     if any(e.field in ("schema", "schema_version") and "missing" not in e.message for e in errs):
         raise SubmissionInvalid(errs)
@@ -696,6 +804,10 @@ def _check_description(errs: _Errors, b: dict[str, Any]) -> None:
         )
         if isinstance(b["name"], str) and b["name"] != b["name"].strip():
             errs.add("name", "has leading or trailing whitespace")
+        if isinstance(b["name"], str):
+            problem = name_problem(b["name"])
+            if problem:
+                errs.add("name", problem)
     if "description" in b:
         _str(errs, "description", b["description"], LIMITS["description"], multiline=True)
     if "authors" in b:

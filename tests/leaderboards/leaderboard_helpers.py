@@ -3,15 +3,19 @@ loopback, bundle surgery (re-hashing, distinct variants)."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import functools
+import hashlib
 import json
 import os
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from icml26 import benchmarks
@@ -22,6 +26,8 @@ TASK_ID = "tutorial/point-reach"
 # A fixed held-out secret keeps the re-runs of the tests deterministic. (With a random secret an
 # honest agent can land outside the task's 10% tolerance; docs/leaderboard.md gives the rate.)
 TEST_SECRET = b"icml26-leaderboard-tests"
+# ... and a fixed verification nonce (conftest.py makes every verify_entry use it)
+TEST_NONCE = "icml26-tests"
 _TMP = tempfile.mkdtemp(prefix="icml26-lb-tests-")
 
 
@@ -142,7 +148,8 @@ def demo_store() -> tuple[str, dict[str, int]]:
         ),
         False,
     )
-    add("inflated", scaled(valid_bundle("point-pd"), 0.5, "PD (inflated claim)"), True)
+    # another configuration (kp=2.001) claiming half the PD's cost: the re-run rejects it
+    add("inflated", scaled(variant(valid_bundle("point-pd"), 1), 0.5, "PD (inflated claim)"), True)
     crash = copy.deepcopy(valid_bundle("point-pd", name="Crashing agent"))
     ep = "icml26.testing.faulty_agents:CrashingAgent"
     crash["agent"].update(name=ep, entry_point=ep)
@@ -174,3 +181,137 @@ def fresh_postgres_database(base_url: str) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+# ---------------------------------------------------------------------------- attacks
+def forged(
+    ep: str,
+    *,
+    kwargs: dict[str, Any] | None = None,
+    path: Any = None,
+    requirement: str | None = None,
+    claim: float | None = None,
+    name: str = "attack",
+) -> dict[str, Any]:
+    """A valid bundle of the real PD trials, re-labelled as agent ``ep`` (its code packed
+    from the directory ``path``, or from ``requirement``), claiming ``claim`` on every seed
+    when given."""
+    b = copy.deepcopy(valid_bundle("point-pd"))
+    kwargs = kwargs or {}
+    b["name"] = name
+    b["agent"].update(name=ep, entry_point=ep, kwargs=kwargs, version="1")
+    if path is not None:
+        try:
+            from icml26.leaderboards.artefacts import pack_code
+        except ImportError:  # the code before schema 2 (to show that an attack worked there)
+            b["agent"].update(requirement=None, path=str(path))
+        else:
+            b["agent"].update(requirement=None, code=pack_code(path, ep))
+    elif requirement is not None:
+        b["agent"].update(requirement=requirement)
+    for r in b["results"]:
+        r.update(agent_name=ep, agent_kwargs=dict(kwargs), agent_version="1")
+        if claim is not None:
+            r["metrics"]["return"] = claim
+    return rehash(b)
+
+
+def module_dir(tmp_path: Any, name: str, source: str) -> Any:
+    """A directory holding the module ``name`` with ``source`` (dedented)."""
+    import textwrap
+
+    d = tmp_path / f"pkg_{name}"
+    d.mkdir()
+    (d / f"{name}.py").write_text(textwrap.dedent(source))
+    return d
+
+
+def attack_verify(store: Any, eid: int, **kw: Any) -> Any:
+    """``verify_entry`` as the attack tests call it: one attempt, a 60 s trial limit."""
+    from icml26.leaderboards.verify import verify_entry
+
+    kw.setdefault("max_attempts", 1)
+    kw.setdefault("trial_timeout", 60)
+    return verify_entry(store, eid, progress=False, reps=200, **kw)
+
+
+def processes_running(fragment: str) -> list[int]:
+    """Host pids of live processes whose command line contains ``fragment`` (a pid written by
+    a sandboxed agent is a pid of its PID namespace, so tests look processes up this way)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    state = f.read().rpartition(b")")[2].split()[0]
+            except OSError:
+                continue
+            if fragment in cmd and state != b"Z":
+                out.append(int(name))
+    return out
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Host pids of live processes running as ``uid`` (the sandbox's)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/status") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            line = next((x for x in text.splitlines() if x.startswith("Uid:")), "")
+            state = next((x for x in text.splitlines() if x.startswith("State:")), "")
+            if line.split()[1:2] == [str(uid)] and " Z " not in state + " ":
+                out.append(int(name))
+    return out
+
+
+def agent_report(store: Any, eid: int) -> dict[str, Any]:
+    """What an attack agent reported by raising ``RuntimeError("report: " + JSON)``: read
+    from the organizer's private detail of the failed verification."""
+    if hasattr(store, "private_detail"):
+        detail = store.private_detail(eid).get("detail", "")
+    else:  # the code before issue 33 published it in the reason
+        detail = store.entry(eid).reason
+    return dict(json.loads(detail.partition("report: ")[2]))
+
+
+def build_wheel(where: Path, dist: str, version: str, files: dict[str, str]) -> Path:
+    """A minimal pure-Python wheel holding ``files`` (name -> text)."""
+    info = f"{dist}-{version}.dist-info"
+    members = dict(files)
+    members[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
+    members[f"{info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: icml26-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    record = []
+    for name, text in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    members[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,", ""])
+    path = where / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    return path
+
+
+# An agent module for wheels (``GAIN`` is set by the wheel): the PD controller with that gain.
+WHEEL_AGENT = """
+import numpy as np
+
+
+class Agent:
+    version = "1"
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, observation, info=None):
+        o = np.asarray(observation, dtype=np.float64)
+        return np.clip(GAIN * o[4:6] - 1.5 * o[2:4], -1, 1).astype(np.float32)
+"""

@@ -51,6 +51,18 @@ def _no_env_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
 
 
+# columns added by schema version 3 (at the end of their tables)
+V3_COLUMNS = {"icml26_lb_submissions": 3, "icml26_lb_entries": 2}
+
+
+def _old_rows(rows: dict[str, list[tuple[object, ...]]]) -> dict[str, list[tuple[object, ...]]]:
+    """A current store's rows without the columns the old tables did not have."""
+    return {
+        t: [r[: len(r) - V3_COLUMNS[t]] if t in V3_COLUMNS else r for r in rs]
+        for t, rs in rows.items()
+    }
+
+
 def _reference(tmp_path: Path) -> tuple[LeaderboardStore, str]:
     """A current store with a submission, a status change and a token: the rows to carry over."""
     ref = LeaderboardStore(tmp_path / "ref.db", secret_file=tmp_path / "ref.key")
@@ -76,7 +88,7 @@ def _old_store(path: Path, rows: dict[str, list[tuple[object, ...]]], secret: by
 
 def test_old_store_is_migrated_with_its_entries_intact(tmp_path: Path) -> None:
     ref, token = _reference(tmp_path)
-    rows = ref.dump()
+    rows = _old_rows(ref.dump())
     assert rows["icml26_lb_entries"] and rows["icml26_lb_events"] and rows["icml26_lb_tokens"]
     path = _old_store(tmp_path / "old.db", rows, OLD_SECRET)
     engine = sa.create_engine(f"sqlite:///{path}")
@@ -87,11 +99,16 @@ def test_old_store_is_migrated_with_its_entries_intact(tmp_path: Path) -> None:
 
     key = tmp_path / "old.key"
     store = LeaderboardStore(path, secret_file=key)
-    assert store.schema_version == 2 == schema_version(engine, "leaderboard")
-    assert store.dump() == rows  # every row as it was; the secret row gone
+    assert store.schema_version == 3 == schema_version(engine, "leaderboard")
+    assert _old_rows(store.dump()) == rows  # every row as it was; the secret row gone
+    # the new columns: name keys and code ids filled in, every row signed with the (moved)
+    # secret, which was at hand
     assert [e.public_dict() for e in store.entries(with_events=True)] == [
         e.public_dict() for e in ref.entries(with_events=True)
     ]
+    assert [e.integrity for e in store.entries()] == ["ok"]
+    sub = store.dump()["icml26_lb_submissions"][0]
+    assert sub[-3:-1] == ("point-pd", "requirement:icml26-gym==0.1.0")
     assert store.entry(1).status == "VERIFIED" and store.authenticate(token) == "bob"
     assert key.read_text().strip() == OLD_SECRET.hex() and store.heldout_secret() == OLD_SECRET
     # the store works on: a second submission lands next to the migrated one
@@ -103,7 +120,7 @@ def test_old_store_is_migrated_with_its_entries_intact(tmp_path: Path) -> None:
     before = LeaderboardStore(path, secret_file=key).dump()
     again = LeaderboardStore(path, secret_file=key)
     assert (
-        again.schema_version == 2
+        again.schema_version == 3
         and again.dump() == before
         and again.heldout_secret() == OLD_SECRET
     )
@@ -115,7 +132,7 @@ def test_old_store_with_a_conflicting_secret_opens_but_refuses_to_verify(tmp_pat
     key.chmod(0o600)
     path = _old_store(tmp_path / "old.db", {}, OLD_SECRET)
     store = LeaderboardStore(path, secret_file=key)
-    assert store.schema_version == 2
+    assert store.schema_version == 3
     assert store.dump()["icml26_lb_settings"] == [
         ("heldout_secret", OLD_SECRET.hex())
     ]  # kept, not lost
@@ -125,12 +142,20 @@ def test_old_store_with_a_conflicting_secret_opens_but_refuses_to_verify(tmp_pat
 
 def test_read_only_old_store_opens_unmigrated_with_a_warning(tmp_path: Path) -> None:
     ref, _ = _reference(tmp_path)
-    rows = ref.dump()
+    rows = _old_rows(ref.dump())
     path = _old_store(tmp_path / "old.db", rows, None)
     with pytest.warns(UserWarning, match="read-only: left at schema version 0"):
         ro = LeaderboardStore(f"sqlite:///file:{path}?mode=ro&uri=true", secret_file=tmp_path / "k")
     assert ro.schema_version == 0 and ro.dump() == rows
-    assert [e.public_dict() for e in ro.entries()] == [e.public_dict() for e in ref.entries()]
+
+    def unsigned(d: dict[str, object]) -> dict[str, object]:
+        return {k: v for k, v in d.items() if k != "integrity"}
+
+    assert [unsigned(e.public_dict()) for e in ro.entries()] == [
+        unsigned(e.public_dict()) for e in ref.entries()
+    ]
+    # its rows carry no signature: shown, but flagged instead of ranked
+    assert [e.integrity for e in ro.entries()] == ["unsigned"]
 
 
 def test_store_newer_than_the_code_is_refused(tmp_path: Path) -> None:
@@ -140,5 +165,5 @@ def test_store_newer_than_the_code_is_refused(tmp_path: Path) -> None:
             sa.text(f"UPDATE {VERSION_TABLE} SET version = 99 WHERE component = 'leaderboard'")
         )
     store.close()
-    with pytest.raises(RuntimeError, match="schema version 99, newer than this code's 2"):
+    with pytest.raises(RuntimeError, match="schema version 99, newer than this code's 3"):
         LeaderboardStore(tmp_path / "lb.db", secret_file=tmp_path / "k")

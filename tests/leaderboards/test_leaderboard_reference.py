@@ -47,6 +47,12 @@ def test_build_verify_and_load(tmp_path: Path) -> None:
             "reference"
         }
         assert "re-run of its 2 seeds at commit abc" in entries[0].reason
+        # ranked by the recorded re-run's per-seed values, which the rows' signatures cover
+        for e in entries:
+            rec = next(r for r in records if r["name"] == e.name)
+            rerun = rec["verification"]["tasks"][f"{REF_TASK.id}@v0"]["rerun_trials"]
+            assert e.rerun_values("return") == [t["metrics"]["return"] for t in rerun]
+            assert e.measured and e.integrity == "ok"
         assert reference.load_into(lb, folder) == []  # idempotent
     text = reference.overview(folder)
     assert "## testing/ref-reach@v0" in text and text.index("| point-pd |") < text.index(
@@ -83,4 +89,10 @@ def test_shipped_reference_bundles_match_their_manifest() -> None:
             )
             assert abs(t["rerun_iqm"] - t["submitted_iqm"]) <= t["tolerance"] * abs(
                 t["submitted_iqm"]
+            )
+            # every re-run seed's metrics are recorded: they are what the entry is ranked by
+            assert sorted(r["seed"] for r in t["rerun_trials"]) == sorted(
+                r["seed"]
+                for r in bundle["results"]
+                if f"{r['task_id']}@v{r['task_version']}" == key
             )

@@ -221,3 +221,45 @@ def test_leaderboard_store_all_or_nothing(
     assert store.dump() == before
     store.submit(bundle)  # and it goes through once repaired
     assert store.counts()["icml26_lb_entries"] == 2
+
+
+def test_rows_signed_when_the_secret_is_at_hand(store: LeaderboardStore) -> None:
+    """A submission stored by a process without the held-out secret (a server that does not
+    hold it) stays unsigned, and is shown as unverified, until a process with the secret (the
+    verifier) changes its status and signs it; a decided entry whose signatures are stripped
+    is flagged until the organizer signs the rows again."""
+    import sqlalchemy as sa
+
+    from icml26.leaderboards.ranking import rank_all
+    from icml26.leaderboards.store import entries_table
+
+    assert not store.secret_file.exists()
+    eid = store.submit(valid_bundle("point-pd")).entry_ids[0]
+    assert store.entry(eid).integrity == "unsigned" and not store.secret_file.exists()
+    (ranking,) = rank_all(store, reps=100)
+    assert [r.entry.id for r in ranking.unverified] == [eid] and ranking.flagged == []
+    store.set_status(eid, "VERIFIED", "re-run agreed", verification={"agrees": True})
+    assert store.secret_file.exists() and store.entry(eid).integrity == "ok"
+    with store.engine.begin() as conn:
+        conn.execute(sa.update(entries_table).values(row_signature=None))
+    (ranking,) = rank_all(store, reps=100)
+    assert ranking.verified == [] and [(e.id, e.integrity) for e in ranking.flagged] == [
+        (eid, "unsigned")
+    ]
+    assert store.sign_all() == 1 and store.entry(eid).integrity == "ok"
+
+
+def test_tests_never_use_the_real_config_directory(tmp_path: Path) -> None:
+    """The suite once wrote real secret files into ~/.config/icml26: tests/conftest.py now
+    points $XDG_CONFIG_HOME and $ICML26_CONFIG_DIR (inherited by every process a test starts)
+    at a temporary directory for the session, and a store's secret lands there."""
+    import pwd
+
+    from icml26.leaderboards.store import config_dir
+
+    real = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "icml26"
+    assert "icml26-tests-config-" in str(config_dir()) and real not in config_dir().parents
+    assert not str(config_dir()).startswith(str(real))
+    store = LeaderboardStore(tmp_path / "lb.db")
+    store.heldout_secret()
+    assert config_dir() in store.secret_file.parents

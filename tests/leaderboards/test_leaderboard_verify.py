@@ -3,16 +3,19 @@ VERIFIED / REJECTED / FAILED outcomes on real re-runs of the tutorial task."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import hmac
+import io
 import json
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import TASK_ID, TEST_SECRET, rehash, scaled, valid_bundle
+from leaderboard_helpers import TASK_ID, TEST_NONCE, rehash, scaled, valid_bundle
 
 from icml26 import benchmarks
 from icml26.leaderboards.bundle import make_bundle
@@ -24,14 +27,6 @@ from icml26.leaderboards.verify import (
     heldout_seeds,
     verify_entry,
 )
-
-
-@pytest.fixture()
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LeaderboardStore:
-    monkeypatch.delenv(SECRET_ENV, raising=False)
-    s = LeaderboardStore(tmp_path / "lb.db")
-    s.set_heldout_secret(TEST_SECRET)
-    return s
 
 
 def test_leaderboard_heldout_seeds_from_secret() -> None:
@@ -47,6 +42,14 @@ def test_leaderboard_heldout_seeds_from_secret() -> None:
     assert a[0] == int.from_bytes(d[:4], "big") & 0x7FFFFFFF
     with pytest.raises(ValueError):
         heldout_seeds(task, b"")
+    # each verification's nonce gives fresh seeds; the same nonce the same ones
+    n1, n2 = (
+        heldout_seeds(task, b"secret-a", nonce="n1"),
+        heldout_seeds(task, b"secret-a", nonce="n2"),
+    )
+    assert n1 == heldout_seeds(task, b"secret-a", nonce="n1") and not set(n1) & set(n2)
+    d = hmac.new(b"secret-a", b"tutorial/point-reach@v0|heldout|n1|0", hashlib.sha256).digest()
+    assert n1[0] == int.from_bytes(d[:4], "big") & 0x7FFFFFFF
 
 
 def test_leaderboard_secret_kept_outside_store(
@@ -147,24 +150,39 @@ def test_leaderboard_honest_entry_verified(store: LeaderboardStore) -> None:
     e = verify_entry(store, eid, progress=False, reps=200)
     assert e.status == "VERIFIED", e.reason
     v = e.verification
-    assert v["n_heldout_seeds"] == 5 and v["agrees"] is True
+    assert v["n_heldout_seeds"] == 5 and v["agrees"] is True and v["nonce"] == TEST_NONCE
     assert abs(v["rerun"]["iqm"] - v["submitted"]["iqm"]) <= 0.1 * abs(v["submitted"]["iqm"])
     assert [ev["status"] for ev in e.events] == ["PENDING", "RUNNING", "VERIFIED"]
     assert e.events[1]["reason"].startswith("attempt 1 of 2 started at ")
     assert v["sandbox"] == "process" and v["attempts"] == 1
-    # the re-run trials are kept privately, on the held-out seeds
+    assert v["isolation"]["level"] == "isolated" and v["code_sha256"].startswith("sha256:")
+    # the claimed seeds the IQM trims were re-run on those seeds: the same values exactly
+    checks = v["seed_checks"]
+    claimed = {t.seed: t.metrics["return"] for t in e.trials}
+    assert len(checks) == 2 and {c["seed"] for c in checks} == {
+        min(claimed, key=claimed.get),
+        max(claimed, key=claimed.get),
+    }
+    assert all(c["rerun"] == c["claimed"] == claimed[c["seed"]] for c in checks)
+    # the re-run trials are kept privately, on the held-out seeds of this nonce; the ranking
+    # gets their values without the seeds
     trials = store.verification_trials(eid)
-    seeds = heldout_seeds(benchmarks.get_task(TASK_ID), store.heldout_secret())
+    seeds = heldout_seeds(benchmarks.get_task(TASK_ID), store.heldout_secret(), nonce=TEST_NONCE)
     assert sorted(t.seed for t in trials) == sorted(seeds)
+    assert e.rerun_values("return") == [t.metrics["return"] for t in trials]
     public = json.dumps(e.public_dict())
     assert not any(str(s) in public for s in seeds)
     assert store.heldout_secret().hex() not in public
     with pytest.raises(VerificationError, match="not PENDING"):
         verify_entry(store, eid, progress=False)
-    e2 = verify_entry(store, eid, progress=False, force=True, reps=200)
+    # the same nonce: the same seeds, and the re-run is deterministic (identical metrics)
+    e2 = verify_entry(store, eid, progress=False, force=True, reps=200, nonce=TEST_NONCE)
     assert e2.status == "VERIFIED" and len(e2.events) == 5
-    # the re-run is the same computation as a local run: identical per-seed metrics
     assert [t.metrics for t in store.verification_trials(eid)] == [t.metrics for t in trials]
+    # a fresh nonce: fresh seeds, disjoint from the first verification's
+    e3 = verify_entry(store, eid, progress=False, force=True, reps=200, nonce="another")
+    again = store.verification_trials(eid)
+    assert e3.verification["nonce"] == "another" and not {t.seed for t in again} & set(seeds)
 
 
 def test_leaderboard_inflated_claim_rejected(store: LeaderboardStore) -> None:
@@ -179,28 +197,20 @@ def test_leaderboard_inflated_claim_rejected(store: LeaderboardStore) -> None:
 
 
 def test_leaderboard_unimportable_agent_failed(store: LeaderboardStore) -> None:
-    base = valid_bundle("point-pd")
-    for i, (src, needle) in enumerate(
-        [
-            (
-                {"requirement": "icml26-missing-agent==1.0", "path": None},
-                "install it with `pip install 'icml26-missing-agent==1.0'`",
-            ),
-            (
-                {"requirement": None, "path": "/nonexistent/agent/dir"},
-                "does not exist on the verifying machine",
-            ),
-        ]
-    ):
-        b = copy.deepcopy(base)
-        ep = "icml26_missing_agent.mod:Agent"
-        b["agent"].update(name=ep, entry_point=ep, **src)
-        for r in b["results"]:
-            r["agent_name"] = ep
-            r["metrics"]["return"] -= i  # distinct entries
-        eid = store.submit(rehash(b)).entry_ids[0]
-        e = verify_entry(store, eid, progress=False)
-        assert e.status == "FAILED" and needle in e.reason, e.reason
+    b = copy.deepcopy(valid_bundle("point-pd"))
+    ep = "icml26_missing_agent.mod:Agent"
+    b["agent"].update(name=ep, entry_point=ep, requirement="icml26-missing-agent==1.0")
+    for r in b["results"]:
+        r["agent_name"] = ep
+    eid = store.submit(rehash(b)).entry_ids[0]
+    e = verify_entry(store, eid, progress=False)
+    assert e.status == "FAILED", e.reason
+    assert e.reason == (
+        "the agent's code was refused: the requirement 'icml26-missing-agent==1.0' is not "
+        "installed here; run verify with --install (it installs into a throw-away environment "
+        "of this entry's, wheels only)"
+    )
+    assert [ev["status"] for ev in e.events] == ["PENDING", "FAILED"]  # no worker started
 
 
 def test_leaderboard_crashing_agent_failed(store: LeaderboardStore) -> None:
@@ -212,9 +222,12 @@ def test_leaderboard_crashing_agent_failed(store: LeaderboardStore) -> None:
     eid = store.submit(rehash(b)).entry_ids[0]
     e = verify_entry(store, eid, progress=False)
     assert e.status == "FAILED"
-    # the agent raised: FAILED at the first held-out seed, no second attempt
-    assert "re-run failed on held-out seed 1 of 5" in e.reason
-    assert "RuntimeError: CrashingAgent crashed on purpose" in e.reason
+    # the agent raised: FAILED at the first held-out seed, no second attempt; the public
+    # reason names the type, the organizer's detail has the agent's text and traceback
+    assert e.reason == "re-run failed on held-out seed 1 of 5: the agent raised RuntimeError"
+    detail = store.private_detail(eid)
+    assert "RuntimeError: CrashingAgent crashed on purpose" in detail["detail"]
+    assert "faulty_agents.py" in detail["traceback"]
     assert [ev["status"] for ev in e.events] == ["PENDING", "RUNNING", "FAILED"]
 
 
@@ -251,20 +264,30 @@ def test_leaderboard_user_agent_from_local_path(
         progress=False,
     )
     bundle = make_bundle(results, name="Gentle PD (user class)")
+    code = bundle["agent"].pop("code")
     assert bundle["agent"] == {
         "name": ep,
         "entry_point": ep,
         "kwargs": {"gain": 1.5},
         "version": "7",
         "requirement": None,
-        "path": str(pkg),
     }
+    # the bundle carries the code (pinned by its hash), not a directory of this machine
+    from icml26.leaderboards.artefacts import digest
+
+    data = base64.b64decode(code["data"])
+    assert code["format"] == "zip" and code["sha256"] == digest(data)
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == ["lb_user_agent_mod.py"]
+    bundle["agent"]["code"] = code
     eid = store.submit(bundle).entry_ids[0]
-    # the verifier starts without the module imported or on its path, and never imports it
+    # the directory goes away: the verifier uses only the code in the bundle, and never
+    # imports it itself
+    (pkg / "lb_user_agent_mod.py").unlink()
     monkeypatch.delitem(sys.modules, "lb_user_agent_mod")
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(pkg)])
     e = verify_entry(store, eid, progress=False, reps=200)
     assert e.status == "VERIFIED", e.reason
+    assert e.verification["code_sha256"] == code["sha256"]
     assert "lb_user_agent_mod" not in sys.modules and str(pkg) not in sys.path
     assert [t.agent_version for t in store.verification_trials(eid)] == ["7"] * 5
 
@@ -291,3 +314,25 @@ def test_leaderboard_sandboxed_trial_equals_local_trial() -> None:
     assert local.status == "FINISHED"
     assert outcome.metrics == local.metrics and outcome.scores == local.scores
     assert version == local.agent_version == "1" and isolation["sandbox"] == "process"
+
+
+def test_leaderboard_wheel_carried_in_the_bundle_verified(
+    store: LeaderboardStore, tmp_path: Path
+) -> None:
+    """A wheel carried in the bundle (``icml26 leaderboard bundle --wheel``) is inspected,
+    unpacked as the worker's own site directory, and run; its hash is what the entry records."""
+    from leaderboard_helpers import WHEEL_AGENT, build_wheel, forged
+
+    from icml26.leaderboards.artefacts import pack_wheel
+
+    whl = build_wheel(
+        tmp_path, "lbcarried", "1.0", {"lbcarried/__init__.py": "GAIN = 2.0\n" + WHEEL_AGENT}
+    )
+    b = forged("lbcarried:Agent", name="carried wheel")
+    code = pack_wheel(whl)
+    b["agent"].update(requirement=None, code=code)
+    eid = store.submit(rehash(b)).entry_ids[0]
+    e = verify_entry(store, eid, progress=False, reps=200)
+    assert e.status == "VERIFIED", e.reason
+    assert e.verification["code_sha256"] == code["sha256"]
+    assert "lbcarried" not in sys.modules
