@@ -122,9 +122,9 @@ def _task(
 ECG_PPG = _task(
     "ecg-ppg",
     "ECG + PPG from the McSharry / Windkessel simulator, 4 classes; pretrain on 512 unlabelled "
-    "recordings x 8 windows (4 s at 64 Hz) for 2000 updates; linear probe (64 + 32 recordings per "
+    "recordings x 8 windows (4 s at 64 Hz) for 500 updates; linear probe (64 + 32 recordings per "
     "class x 4 windows) at 100/10/1% labels, on the shifted target domain, and factor R^2",
-    updates=2000,
+    updates=500,
     pretrain_per_class=128,
     pretrain_windows=8,
     probe={"recordings_per_class": 64, "test_recordings_per_class": 32, "windows_per_recording": 4},
