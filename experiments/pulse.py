@@ -81,8 +81,8 @@ def specs(
     seeds: tuple[int, ...] = SEEDS,
     rungs: tuple[float, ...] = tuple(reversed(LADDER)),
 ) -> list[Any]:
-    """Every trial of the study, rung by rung in the order ``rungs`` (default: the top rung
-    first, what the verdicts need); within a rung the paper's arms before the card's extra ones,
+    """The study's trials on the rungs ``rungs``, rung by rung in that order (default: every
+    rung, the top one first, what the verdicts need); within a rung the paper's arms before the card's extra ones,
     seed by seed, the costliest arm first."""
     from icml26.benchmarks.trial import TrialSpec
 
@@ -92,6 +92,8 @@ def specs(
         if arms and label not in arms and agent not in arms:
             continue
         for scale in LADDER if learns else (LADDER[-1],):
+            if float(scale) not in order:
+                continue
             for seed in seeds:
                 spec = TrialSpec(TASK, VERSION, agent, kwargs, seed, scale)
                 extra = label.startswith("PULSE-cross")
@@ -724,7 +726,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         q.add_argument("--seeds", type=int, nargs="*", default=list(SEEDS))
         q.add_argument(
-            "--rungs", type=float, nargs="*", default=list(reversed(LADDER)), help="rung order"
+            "--rungs",
+            type=float,
+            nargs="*",
+            default=list(reversed(LADDER)),
+            help="the rungs to run, in this order (default: all, top first)",
         )
         if name in ("plan", "run"):
             q.add_argument("--store", default="results/pulse.db")
