@@ -23,6 +23,14 @@ def cache_dir(*parts: str) -> Path:
     return path
 
 
+def config_dir() -> Path:
+    """``$ICML26_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/icml26``, else ``~/.config/icml26``."""
+    if os.environ.get("ICML26_CONFIG_DIR"):
+        return Path(os.environ["ICML26_CONFIG_DIR"])
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "icml26"
+
+
 def params_digest(params: Mapping[str, Any], length: int = 16) -> str:
     """A short stable hash of ``params`` (JSON with sorted keys; non-JSON values by ``str``)."""
     blob = json.dumps(dict(params), sort_keys=True, default=str)

@@ -51,6 +51,7 @@ EXPECTED_WRAPPERS: dict[str, list[type]] = {
     "icml26/LoopReasoning-v0": [TokenizedText],
     "icml26/ReasoningGym-v0": [TokenizedText],
     "icml26/SpaCEInterference-v0": [FlattenDictSpaces],
+    "icml26/CapabilityEval-v0": [FlattenDictSpaces],
 }
 
 
@@ -632,3 +633,26 @@ def test_markov_game_min_player_view_mirrors_the_max_view() -> None:
     np.testing.assert_allclose(nash.opponent_policy[0, 0], [1 / 3, 1 / 3, 1 / 3], atol=1e-9)
     with pytest.raises(ValueError, match="player must be"):
         _quiet_make("icml26/ZeroSumMarkovGame-v0", player="both")
+
+
+def test_flatten_dict_actions_read_discrete_blocks_by_argmax() -> None:
+    """A policy's real-valued output is an action: each one-hot block reads as its arg-max."""
+    from icml26.integrations.wrappers import _unflatten_by_argmax
+
+    space = spaces.Dict(
+        {
+            "a": spaces.Box(0.0, 1.0, (2,)),
+            "b": spaces.Discrete(3, start=1),
+            "c": spaces.MultiDiscrete([2, 3]),
+        }
+    )
+    flat = np.array([0.25, 0.5, 0.1, 0.9, 0.3, 0.7, 0.2, -1.0, 0.4, 0.3])
+    out = _unflatten_by_argmax(space, flat)
+    np.testing.assert_allclose(out["a"], [0.25, 0.5])
+    assert out["b"] == 2  # block [0.1, 0.9, 0.3] -> index 1, start 1
+    assert out["c"].tolist() == [0, 1]  # blocks [0.7, 0.2] and [-1.0, 0.4, 0.3]
+    # on exact one-hots it agrees with Gymnasium's unflatten
+    x = space.sample()
+    ref = spaces.unflatten(space, spaces.flatten(space, x))
+    got = _unflatten_by_argmax(space, spaces.flatten(space, x))
+    assert got["b"] == ref["b"] and got["c"].tolist() == ref["c"].tolist()

@@ -23,7 +23,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -357,12 +357,32 @@ def certify_stored(
 
 
 def certified_claims(
-    task: Any, trials: Sequence[Any], *, entry_point: str | None = None, delta: float = 0.05
+    task: Any,
+    trials: Sequence[Any],
+    *,
+    entry_point: str | None = None,
+    delta: float = 0.05,
+    rerun: Sequence[Mapping[str, float]] | None = None,
 ) -> list[str]:
     """Short statements of what an entry's trials certify on its task ("success >= L"), for
     leaderboard pages; empty when the task has no success notion. Episodes are the unit only
-    for the suite's own non-learning agents (same name and ``entry_point``); otherwise seeds."""
-    if task is None or not trials:
+    for the suite's own non-learning agents (same name and ``entry_point``); otherwise seeds.
+
+    ``rerun`` (a VERIFIED entry's re-run metrics, one mapping per held-out trial) replaces the
+    submitted trials: a page then certifies what the verifier measured, not what was claimed,
+    with the held-out trial as the unit (the re-run keeps no per-episode scores)."""
+    if task is None:
+        return []
+    if rerun:
+        from icml26.protocol import TrialResult
+
+        name = trials[0].agent_name if trials else "entry"
+        trials = [
+            TrialResult(task.id, task.version, name, "0", i, "FINISHED", metrics=dict(m))
+            for i, m in enumerate(rerun)
+        ]
+        entry_point = "<re-run>"  # never matches a registered agent: seeds are the unit
+    if not trials:
         return []
     metric = task.extra.get("success_metric", "success_rate")
     if metric not in trials[0].metrics and not trials[0].extra.get("successes"):
@@ -381,7 +401,7 @@ def certified_claims(
         short = "Clopper-Pearson" if name.startswith("per-scenario") else "Hoeffding"
         out.append(
             f"{metric} >= {m['min_bound']:.3f} with probability >= {1 - delta:g} "
-            f"({short}, {s.tests:.0f} {cert.unit}s)"
+            f"({short}, {s.tests:.0f} {'held-out re-run trials' if rerun else cert.unit + 's'})"
         )
     return out
 

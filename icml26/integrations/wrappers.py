@@ -165,11 +165,34 @@ class TokenizedText(gym.Wrapper):
         return self._obs(obs), reward, terminated, truncated, info
 
 
+def _unflatten_by_argmax(space: spaces.Space[Any], flat: np.ndarray) -> Any:
+    """:func:`gymnasium.spaces.unflatten`, except that a one-hot block reads as its arg-max.
+
+    Gymnasium's own needs exact one-hot blocks (a MultiDiscrete block with two non-zeros fails),
+    which a continuous policy's output never is.
+    """
+    if isinstance(space, spaces.Dict):
+        out, start = {}, 0
+        for key, sub in space.spaces.items():
+            n = spaces.flatdim(sub)
+            out[key] = _unflatten_by_argmax(sub, flat[start : start + n])
+            start += n
+        return out
+    if isinstance(space, spaces.Discrete):
+        return space.start + np.int64(np.argmax(flat)).astype(space.dtype)
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1:
+        bounds = np.cumsum(space.nvec)[:-1]
+        idx = [int(np.argmax(block)) for block in np.split(flat, bounds)]
+        return np.asarray(idx, dtype=space.dtype) + space.start
+    return spaces.unflatten(space, flat)
+
+
 class FlattenDictSpaces(gym.Wrapper):
     """``Dict`` observations and/or actions as flat ``Box`` vectors (:func:`gymnasium.spaces.flatten`).
 
     Discrete parts become one-hot blocks (so ``Discrete(3, start=1)`` is three 0/1 entries).
-    A flat action is unflattened back to the env's ``Dict`` before ``step``.
+    A flat action is unflattened back to the env's ``Dict`` before ``step``; a discrete block
+    reads as its arg-max, so any real vector a policy emits (not only exact one-hots) is an action.
     """
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
@@ -204,6 +227,6 @@ class FlattenDictSpaces(gym.Wrapper):
                     f"FlattenDictSpaces: expected a flat action of shape {self.action_space.shape} "
                     f"(keys {list(self._act_dict.spaces)}), got shape {flat.shape}"
                 )
-            action = spaces.unflatten(self._act_dict, flat)
+            action = _unflatten_by_argmax(self._act_dict, flat)
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._obs(obs), reward, terminated, truncated, info

@@ -540,7 +540,7 @@ def hidden_directories(extra: Sequence[str] = ()) -> list[str]:
     ):
         if env.get(var):
             out.append(env[var])
-    from icml26.leaderboards.store import config_dir
+    from icml26._paths import config_dir
 
     out.append(str(config_dir()))
     out += list(extra)

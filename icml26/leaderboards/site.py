@@ -244,7 +244,12 @@ def render_site(
             ranked_of=of,
             metrics=metrics,
             trials=sorted(e.trials, key=lambda t: t.seed),
-            certified=certified_claims(r.task, e.trials, entry_point=e.agent.get("entry_point")),
+            certified=certified_claims(
+                r.task,
+                e.trials,
+                entry_point=e.agent.get("entry_point"),
+                rerun=e.rerun if e.measured else None,
+            ),
             **common,
         )
         (out / "entries" / f"{e.id}.html").write_text(html, encoding="utf-8")

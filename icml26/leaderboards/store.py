@@ -61,7 +61,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from icml26._paths import atomic_write
+from icml26._paths import atomic_write, config_dir
 from icml26._schema import Migration, add_column_if_missing, migrate
 from icml26.benchmarks.store import open_engine, store_url
 from icml26.leaderboards.bundle import canonical_json
@@ -94,14 +94,6 @@ STATUSES: tuple[str, ...] = ("PENDING", "RUNNING", "VERIFIED", "REJECTED", "FAIL
 DEFAULT_LEADERBOARD = "results/leaderboard.db"
 SECRET_ENV = "ICML26_LEADERBOARD_SECRET"
 SECRET_FILE_ENV = "ICML26_LEADERBOARD_SECRET_FILE"
-
-
-def config_dir() -> Path:
-    """``$ICML26_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/icml26``, else ``~/.config/icml26``."""
-    if os.environ.get("ICML26_CONFIG_DIR"):
-        return Path(os.environ["ICML26_CONFIG_DIR"])
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "icml26"
 
 
 def default_secret_file(url: str) -> Path:

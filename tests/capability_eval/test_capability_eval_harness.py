@@ -184,3 +184,20 @@ def test_success_rule_on_per_episode_scores() -> None:
     assert (s.tests, s.passes) == (40.0, 39.0)
     with pytest.raises(ValueError, match="score >= -30"):
         certify_stored([task], res, parse_claim(">= 0.9"), success="return above -30")
+
+
+def test_certified_claims_of_a_verified_entry_come_from_its_rerun() -> None:
+    """A VERIFIED entry's page certifies what the verifier re-ran, not the submitted claim:
+    10 held-out trials (the unit: the re-run keeps no per-episode flags) that all succeed give
+    Hoeffding's one-sided bound 1 - sqrt(log(1 / 0.05) / 20) = 0.613, whatever the submitted
+    trials say."""
+    task = benchmarks.get_task(TUTORIAL)
+    claimed = _trials(TUTORIAL, [0.0] * 4)
+    for r in claimed:
+        r.metrics["success_rate"] = 0.0  # the claim: never succeeds
+    rerun = [{"success_rate": 1.0, "return": -5.0} for _ in range(10)]
+    claims = certified_claims(task, claimed, rerun=rerun)
+    assert claims == [
+        "success_rate >= 0.613 with probability >= 0.95 (Hoeffding, 10 held-out re-run trials)"
+    ]
+    assert certified_claims(task, claimed) == []  # the claim alone certifies nothing

@@ -104,6 +104,10 @@ class CapabilityEvalEnv(gym.Env):
     | `invalid_penalty` | float | `1 / delta` | penalty for a false certification |
     | `max_steps` | int | 1,000 | steps before truncation |
 
+    ## Ecosystem
+    ``icml26.integrations.sb3.wrap(env)`` applies ``FlattenDictSpaces``: the Dict action becomes
+    one flat ``Box`` (keys in sorted order: ``bounds``, ``stop``, ``tests``).
+
     ## Version History
     * v0: initial version.
 
