@@ -142,7 +142,9 @@ class RepresentationLearner:
                 # the release's base trainer: AdamW (weight decay 1e-5) with a one-cycle schedule
                 # over the whole budget (30% warm-up, cosine annealing), for every method
                 opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-                sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=int(updates))
+                sched = torch.optim.lr_scheduler.OneCycleLR(
+                    opt, max_lr=cfg.lr, total_steps=int(updates)
+                )
                 bar = range(int(updates))
                 if cfg.progress:
                     from tqdm.auto import tqdm

@@ -217,7 +217,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     return TrialOutcome(metrics=metrics, scores=[episodes["probe"]["accuracy"]], extra=extra)
 
 
-_SSL = {
+_SSL: dict[str, dict[str, Any]] = {
     "pulse": {},
     "pulse-cross": {},
     "pulse-simclr": {},
