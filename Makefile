@@ -16,6 +16,8 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
+# The smoke suite on every core (the process executor; the same numbers as one at a time), its
+# tables, and a last line with the trial count, failures, wall time, the store and the tables file.
 bench: $(BENCH_STAMP)
 	$(PY) -m icml26.cli bench --suite smoke --store results/smoke.db
 

@@ -584,7 +584,14 @@ def report(raw: dict[str, Any], store: Path, prov: dict[str, Any]) -> str:  # no
         f"(n = 6-10 inputs, at most 5n gates) were fooled on {adapt_rate_min:.0%} of systems at every q < 2^n queries. "
         "[results](docs/results/capability_eval.md)"
     )
-    summary = json.dumps({"family": "capability_eval", "bullet": headline})
+    summary = json.dumps(
+        {
+            "family": "capability_eval",
+            "paper": "certified capability claims",
+            "methods": ["certify-chi2"],
+            "bullet": headline,
+        }
+    )
     L: list[str] = [
         "<!-- icml26-summary",
         summary,

@@ -34,16 +34,28 @@ K = 256  # EOFs kept
 OUT = Path(__file__).resolve().parents[1] / "results" / "weather" / "qg_linearity"
 
 
+def _generate(source: str, settings: dict[str, Any], seed: int) -> np.ndarray:
+    """2000-2003 of a generated source (``qg``, ``barotropic`` or ``lorenz96``) through the
+    family's data cache (a registered task's data, e.g. the headline setting, is read, not
+    regenerated): its first variable as (time, level, lat, lon)."""
+    from icml26.envs.weather.sources import open_source
+
+    if source not in ("qg", "barotropic", "lorenz96"):
+        raise ValueError(f"qg-linearity: source must be qg, barotropic or lorenz96, got {source!r}")
+    kw = {**settings, "seed": seed}
+    ds = open_source(source, "2000-01-01", "2003-12-31T18", progress=False, **kw)
+    var = "geopotential" if "geopotential" in ds else next(iter(ds.data_vars))
+    z = ds[var].values.astype(np.float64)
+    return z if z.ndim == 4 else z[:, None]
+
+
 class Probe:
-    """The held-out-year comparison on one generated QG run."""
+    """The held-out-year comparison on one generated run (QG by default)."""
 
-    def __init__(self, qg: dict[str, Any], seed: int) -> None:
-        from icml26.envs.weather.qg import generate_qg
-
-        ds = generate_qg(start="2000-01-01", end="2003-12-31T18", seed=seed, progress=False, **qg)
-        z = ds["geopotential"].values.astype(np.float64)
+    def __init__(self, qg: dict[str, Any], seed: int, source: str = "qg") -> None:
+        z = _generate(source, qg, seed)
         n_t = z.shape[0]
-        ntr = int(np.searchsorted(ds.time.values, np.datetime64("2003-01-01")))
+        ntr = 4 * (365 + 366 + 365)  # 6-hourly states of 2000-2002: the training years
         self.mu = z[:ntr].mean(0)
         self.sc = np.sqrt(((z[:ntr] - self.mu) ** 2).mean(axis=(0, 2, 3)))
         x = ((z - self.mu) / self.sc[None, :, None, None]).reshape(n_t, -1)
@@ -59,8 +71,9 @@ class Probe:
 
     # ------------------------------------------------------------------ helpers
     def z250(self, pcs: np.ndarray) -> np.ndarray:
-        """Unwhitened PCs (B, r <= K) -> z250 anomaly (B, ny * nx) in m^2/s^2."""
-        f = (pcs @ self.eofs[: pcs.shape[1]]).reshape(len(pcs), 2, -1)
+        """Unwhitened PCs (B, r <= K) -> the first level's anomaly (B, ny * nx) (z250 for QG,
+        in m^2/s^2)."""
+        f = (pcs @ self.eofs[: pcs.shape[1]]).reshape(len(pcs), self.z.shape[1], -1)
         return f[:, 0] * self.sc[0]
 
     def truth(self, lead: int) -> np.ndarray:
@@ -172,7 +185,7 @@ def table(res: dict[int, dict[str, np.ndarray]], n_boot: int = 2000) -> list[str
         for d in LEADS_D:
             e = res[d][nm]
             lo, hi = np.percentile(np.sqrt(e[idx].mean(1)), [2.5, 97.5])
-            cells.append(f"{np.sqrt(e.mean()):.0f} [{lo:.0f}, {hi:.0f}]")
+            cells.append(f"{np.sqrt(e.mean()):.4g} [{lo:.4g}, {hi:.4g}]")
         w.append(f"| {nm} | " + " | ".join(cells) + " |")
     w += ["", "RMSE ratio to linear-direct (paired, same initializations; < 1: better):", ""]
     w.append("| forecaster | " + " | ".join(f"{d} d" for d in LEADS_D) + " |")
@@ -187,17 +200,28 @@ def table(res: dict[int, dict[str, np.ndarray]], n_boot: int = 2000) -> list[str
     return w
 
 
-def cmd_qg_linearity(qg: dict[str, Any], seed: int) -> None:
-    pr = Probe(qg, seed)
+def cmd_qg_linearity(qg: dict[str, Any], seed: int, source: str = "qg") -> None:
+    out = OUT / f"{_key(qg, seed, source)}.md"
+    if out.exists():
+        print(f"{out} exists (delete it to re-probe)")
+        return
+    pr = Probe(qg, seed, source)
     res = pr.run()
+    name = "QG settings" if source == "qg" else f"{source} settings"
+    unit = "z250 RMSE" if source == "qg" else "first-channel RMSE"
     lines = [
-        f"QG settings {json.dumps(qg, sort_keys=True) or '{}'}, seed {seed}: z250 RMSE, "
+        f"{name} {json.dumps(qg, sort_keys=True) or '{}'}, seed {seed}: {unit}, "
         f"{len(pr.inits)} initializations every 5 days of held-out 2003, 95% bootstrap "
         "intervals over initializations.",
         "",
         *table(res),
     ]
     print("\n".join(lines), flush=True)
-    key = hashlib.sha1(json.dumps([qg, seed], sort_keys=True).encode()).hexdigest()[:10]
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{key}.md").write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n")
+
+
+def _key(qg: dict[str, Any], seed: int, source: str) -> str:
+    """The result file's name (QG keeps the old names: [settings, seed])."""
+    what: list[Any] = [qg, seed] if source == "qg" else [source, qg, seed]
+    return hashlib.sha1(json.dumps(what, sort_keys=True).encode()).hexdigest()[:10]

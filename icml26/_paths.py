@@ -1,14 +1,15 @@
 """Where generated data lives (``$ICML26_CACHE``, default ``~/.cache/icml26``, one folder per
-family), the hash that names a cache file, and atomic writes."""
+family), the hash that names a cache file, atomic writes, and generation once per entry."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,6 +63,42 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], Any]) -> 
     return target
 
 
+_MISSING: Any = object()
+
+
+def _load_entry(target: Path, load: Callable[[Path], T]) -> T:
+    """``load(target)``, or ``_MISSING`` when there is no entry (a corrupt one is removed)."""
+    if not target.exists():
+        return _MISSING
+    try:
+        return load(target)
+    except (ValueError, OSError, KeyError, EOFError):
+        if target.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            target.unlink(missing_ok=True)
+        return _MISSING
+
+
+@contextlib.contextmanager
+def _generation_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``.<name>.lock`` next to ``target``: one process at a time
+    generates an entry (the kernel releases the lock when its holder dies, a killed trial
+    included). Where ``fcntl`` is missing (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - POSIX everywhere we run
+        yield
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def cached(
     path: str | os.PathLike[str],
     make: Callable[[], T],
@@ -70,16 +107,18 @@ def cached(
 ) -> T:
     """The value cached at ``path``: ``load(path)`` when the file is there and readable, else
     ``make()``, written with ``save(value, tmp)`` through :func:`atomic_write` (a corrupt or
-    unreadable entry is regenerated). Every family's generated data go through this."""
+    unreadable entry is regenerated). Every family's generated data go through this.
+
+    Processes that miss the same entry at once (parallel trials on a cold cache) make it once:
+    the first holds a lock while it generates, the others wait and load what it wrote."""
     target = Path(path)
-    if target.exists():
-        try:
-            return load(target)
-        except (ValueError, OSError, KeyError, EOFError):
-            if target.is_dir():
-                shutil.rmtree(target, ignore_errors=True)
-            else:
-                target.unlink(missing_ok=True)
-    value = make()
-    atomic_write(target, lambda tmp: save(value, tmp))
+    found = _load_entry(target, load)
+    if found is not _MISSING:
+        return found
+    with _generation_lock(target):
+        found = _load_entry(target, load)  # made by another process while we waited
+        if found is not _MISSING:
+            return found
+        value = make()
+        atomic_write(target, lambda tmp: save(value, tmp))
     return value

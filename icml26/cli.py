@@ -1,16 +1,18 @@
 """The ``icml26`` command: list envs, agents and tasks; run trials and suites; show results.
 
-    icml26 envs
+    icml26 --version
+    icml26 envs [--family F]
     icml26 agents [--family F]
     icml26 tasks [--family F] [--suite S]
     icml26 run --task tutorial/point-reach --agent point-pd --seeds 0,1,2
     icml26 run --task tutorial/point-reach --agent mypkg.agents:MyAgent --out mine.json
     icml26 run --task tutorial/point-reach --agent point-pd --budget-scale 0.25,1,4
-    icml26 bench --suite smoke [--family F] [--executor process --workers 2]
-    icml26 results [--task T] [--curve]
+    icml26 bench --suite smoke [--family F] [--executor local] [--workers N]
+    icml26 results [--store S] [--task T] [--agent A] [--family F] [--wide] [--curve]
     icml26 certify --task T --agent A --claim ">= 0.9 on every scenario"
 
-Exit codes: 0 success, 1 some trial FAILED, 2 bad usage (unknown names, bad arguments).
+Exit codes: 0 success, 1 some trial FAILED, 2 bad usage (unknown names, bad arguments, a store
+that is missing, foreign or damaged: one line naming it and what was expected).
 """
 
 from __future__ import annotations
@@ -19,15 +21,30 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from icml26._cli_util import UsageError, parse_kwargs, print_rows
+from icml26._cli_util import (
+    TABLE_WIDTH,
+    UsageError,
+    check_agent,
+    check_family,
+    check_task,
+    open_results_store,
+    parse_kwargs,
+    print_rows,
+    seeds_text,
+    unknown_name,
+    version_line,
+)
 from icml26._entry_points import accepted_kwargs, load_entry_point
 
 # Sub-commands that live in other modules: "module:function" adding a parser to `subparsers`.
 EXTRA_COMMANDS: list[str] = [
     "icml26.leaderboards.cli:add_parser",
+    "icml26.benchmarks.study_cli:add_parser",
     "icml26.certify.harness:add_parser",  # icml26 certify --task T --agent A --claim ">= 0.9 ..."
 ]
 
@@ -36,35 +53,38 @@ EXTRA_COMMANDS: list[str] = [
 def cmd_envs(args: argparse.Namespace) -> int:
     import icml26
 
+    check_family(args.family)
     rows = [["id", "family", "description"]]
     for s in icml26.env_specs(args.family):
         rows.append([s["id"], s["family"], s.get("doc", "")])
     for s in icml26.parallel_env_specs(args.family):
         rows.append([f"{s['name']} (PettingZoo)", s["family"], s.get("doc", "")])
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
     from icml26 import agents
 
+    check_family(args.family)
     rows = [["name", "family", "description"]]
     for name in agents.names(args.family):
         s = agents.spec(name)
         rows.append([name, s.family, s.description])
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
     from icml26 import benchmarks
 
+    check_family(args.family)
     if args.suite:
         rows = [["task", "agents", "seeds"]]
         for e in _suite_entries(args.suite, args.family):
             t = benchmarks.get_task(e.task)
             seeds = e.seeds if e.seeds is not None else t.seeds
-            rows.append([e.task, ", ".join(e.agents), ",".join(map(str, seeds))])
+            rows.append([e.task, ", ".join(e.agents), seeds_text(seeds)])
     else:
         rows = [["task", "version", "env", "primary metric", "budget", "seeds"]]
         for t in benchmarks.list_tasks(args.family):
@@ -78,39 +98,75 @@ def cmd_tasks(args: argparse.Namespace) -> int:
                     t.env_id,
                     f"{t.primary_metric} ({t.primary.direction})",
                     budget,
-                    ",".join(map(str, t.seeds)),
+                    seeds_text(t.seeds),
                 ]
             )
-    print_rows(rows)
+    print_rows(rows, None if args.wide else TABLE_WIDTH)
     return 0
 
 
 def _store_arg(args: argparse.Namespace) -> Any:
-    from icml26.benchmarks.store import ResultsStore
+    """The results store the trials go to (created if missing)."""
+    return open_results_store(args.store, create=True)
 
-    return ResultsStore(args.store)
 
-
-def _finish(results: list[Any], args: argparse.Namespace) -> int:
+def _finish(results: list[Any], args: argparse.Namespace, store: Any) -> int:
     from icml26 import benchmarks
 
-    print(benchmarks.format_tables(benchmarks.aggregate(results)))
+    tables = benchmarks.format_tables(benchmarks.aggregate(results), width=_width(args))
     if len({r.budget_scale for r in results}) > 1:
         from icml26.benchmarks.tables import curves, format_curves
 
-        print(format_curves(curves(results)))
+        tables += "\n" + format_curves(curves(results))
+    print(tables)
     failed = [r for r in results if r.status == "FAILED"]
     for r in failed:
         last = (r.traceback or "").strip().splitlines()[-1:] or [""]
         print(f"FAILED {r.task_id} {r.agent_name} seed={r.seed}: {last[0]}", file=sys.stderr)
-    print(
-        f"{len(results) - len(failed)} finished, {len(failed)} failed; store: {args.store or 'default'}"
-    )
     if getattr(args, "out", None):
         from icml26.leaderboards.bundle import write_bundles
 
         write_bundles(results, args.out, **_bundle_source(args))
+    if args.command == "bench":
+        _bench_summary(results, failed, args, store, tables)
+    else:
+        print(
+            f"{len(results) - len(failed)} finished, {len(failed)} failed; store: {store.location}"
+        )
     return 1 if failed else 0
+
+
+def _width(args: argparse.Namespace) -> int | None:
+    """The tables' width: 120 columns, or as wide as they are with ``--wide``."""
+    from icml26.benchmarks.tables import TABLE_WIDTH
+
+    return None if getattr(args, "wide", False) else TABLE_WIDTH
+
+
+def _bench_summary(
+    results: list[Any], failed: list[Any], args: argparse.Namespace, store: Any, tables: str
+) -> None:
+    """The last line of ``icml26 bench``: trials, failures, wall time, the store and the tables
+    (written next to an SQLite store as ``<name>-tables.txt``)."""
+    wall = time.monotonic() - args.started
+    where = f"store {store.location}"
+    path = Path(store.location)
+    if path.suffix and path.parent.is_dir():
+        out = path.with_name(f"{path.stem}-tables.txt")
+        out.write_text(tables + "\n")
+        where += f"; tables above and in {out}"
+    ran = len(results) - args.already_done
+    workers = f" on {args.workers} worker{'s' * (args.workers != 1)}" if ran else ""
+    print(
+        f"bench {args.suite}: {len(results)} trials ({args.already_done} already done, {ran} run "
+        f"now), {len(failed)} failed; {_duration(wall)}{workers}; {where}"
+    )
+
+
+def _duration(seconds: float) -> str:
+    m, s = divmod(round(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
 
 
 def _cwd_importable() -> None:
@@ -129,7 +185,8 @@ def _check_agent(name: str, kwargs: dict[str, Any]) -> None:
     (unknown name or module, missing class, bad kwarg) is a UsageError with a hint."""
     from icml26 import agents
 
-    spec = agents.spec(name)  # unknown registered names: KeyError with suggestions
+    check_agent(name)  # unknown registered names: suggestions
+    spec = agents.spec(name)
     try:
         cls = load_entry_point(spec.entry_point)
     except (ImportError, ValueError) as e:
@@ -191,6 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from icml26.protocol import as_seed_list
 
     _cwd_importable()
+    check_task(args.task)
     task = benchmarks.get_task(args.task)
     seeds = as_seed_list(args.seeds) if args.seeds else list(task.seeds)
     kwargs = parse_kwargs(args.agent_kwargs)
@@ -210,21 +268,25 @@ def _run_specs(specs: list[Any], args: argparse.Namespace) -> int:
             "drop --out or run --budget-scale 1"
         )
 
-    results = benchmarks.run(
-        specs,
-        store=_store_arg(args),
-        executor=args.executor,
-        workers=args.workers,
-        rerun=args.rerun,
-        executor_options=_executor_options(args),
-        trial_timeout=args.trial_timeout,
-    )
-    return _finish(results, args)
+    with _store_arg(args) as store:
+        args.started = time.monotonic()
+        args.already_done = 0 if args.rerun else len({s.key for s in specs} & store.finished_keys())
+        results = benchmarks.run(
+            specs,
+            store=store,
+            executor=args.executor,
+            workers=args.workers,
+            rerun=args.rerun,
+            executor_options=_executor_options(args),
+            trial_timeout=args.trial_timeout,
+        )
+        return _finish(results, args, store)
 
 
 def _suite_entries(suite: str, family: str | None) -> list[Any]:
     from icml26 import benchmarks
 
+    check_family(family)
     entries = benchmarks.get_suite(suite)
     if family:
         entries = [e for e in entries if benchmarks.get_task(e.task).family == family]
@@ -255,8 +317,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_results(args: argparse.Namespace) -> int:
     from icml26 import benchmarks
 
-    store = _store_arg(args)
-    results = store.results(task_id=args.task)
+    check_family(args.family)
+    # a reader creates nothing, and closing removes SQLite's -wal/-shm files it opened
+    with open_results_store(args.store, create=False) as store:
+        results = store.results(task_id=args.task, agent_name=args.agent)
+        if not results and (args.task or args.agent):
+            _check_result_names(store, args)
+    if args.family:
+        results = [r for r in results if _family_of(r.task_id) == args.family]
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=1))
         return 0
@@ -274,8 +342,28 @@ def cmd_results(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(benchmarks.format_tables(benchmarks.aggregate(results)))
+    print(benchmarks.format_tables(benchmarks.aggregate(results), width=_width(args)))
+    failed = sum(r.status == "FAILED" for r in results)
+    print(f"{len(results)} trials ({failed} failed); store: {store.location}")
     return 0
+
+
+def _family_of(task_id: str) -> str:
+    return task_id.partition("/")[0]
+
+
+def _check_result_names(store: Any, args: argparse.Namespace) -> None:
+    """``results --task/--agent`` matched nothing: a name neither registered nor in the store is
+    a usage error with the closest names of both; a known name just has no results here."""
+    from icml26 import agents, benchmarks
+
+    stored = store.results()
+    for kind, given, registered, found, listing in (
+        ("task", args.task, benchmarks.task_ids(), {r.task_id for r in stored}, "icml26 tasks"),
+        ("agent", args.agent, agents.names(), {r.agent_name for r in stored}, "icml26 agents"),
+    ):
+        if given is not None and given not in set(registered) | found:
+            raise unknown_name(kind, given, set(registered) | found, listing)
 
 
 def _budget_scales(text: str) -> list[float]:
@@ -306,12 +394,23 @@ _RAY_OPTIONS = {
 
 
 def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
+    per_worker = getattr(args, "trials_per_worker", None)
+    if per_worker is not None:
+        if args.executor not in ("process", "ray"):
+            raise UsageError(
+                "--trials-per-worker only applies to --executor process or ray "
+                f"(got {args.executor})"
+            )
+        if per_worker < 1:
+            raise UsageError(f"--trials-per-worker must be >= 1, got {per_worker}")
     given = {
         opt: getattr(args, dest)
         for dest, opt in _RAY_OPTIONS.items()
         if getattr(args, dest, None) is not None
     }
     if args.executor != "ray":
+        if args.executor == "process" and per_worker is not None:
+            return {"max_tasks_per_child": per_worker}
         if given:
             flags = ", ".join(
                 "--" + d.replace("_", "-")
@@ -328,6 +427,8 @@ def _executor_options(args: argparse.Namespace) -> dict[str, Any]:
         require("ray", "ray", "--executor ray")
     except ImportError as e:
         raise UsageError(str(e)) from None
+    if per_worker is not None:
+        given["trials_per_worker"] = per_worker
     return given
 
 
@@ -346,22 +447,62 @@ def _trial_timeout(text: str) -> float:
     return value
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
-    )
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _resolve_workers(args: argparse.Namespace) -> None:
+    """run/bench ``--workers``: every core unless told (the local executor: one at a time)."""
+    if not hasattr(args, "workers"):
+        return
+    if args.workers is None:
+        args.workers = 1 if args.executor == "local" else available_cores()
+    elif args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+
+
+def _add_run_options(
+    p: argparse.ArgumentParser,
+    executor: str = "local",
+    trials: bool = True,
+    store_default: str = "$ICML26_STORE or results/icml26.db",
+) -> None:
+    """The executor and store options; with ``trials`` also --seeds, --budget-scale, --out."""
+    if trials:
+        p.add_argument(
+            "--seeds", help="seeds, e.g. '0,1,2' or '0-4' (default: the task's public seeds)"
+        )
     p.add_argument(
         "--store",
-        help="results store: a SQLite path or a database URL "
-        "(default: $ICML26_STORE or results/icml26.db)",
+        help=f"results store: a SQLite path or a database URL (default: {store_default})",
     )
-    p.add_argument("--executor", default="local", help="local (default), process or ray")
+    p.add_argument(
+        "--executor",
+        default=executor,
+        help=f"local (one trial at a time), process (--workers at a time) or ray "
+        f"(default: {executor})",
+    )
     p.add_argument(
         "--workers",
         type=int,
-        default=1,
-        help="parallel trials for the process executor "
-        "(ray: CPUs of the local Ray instance it starts when no --ray-address is given)",
+        default=None,
+        help="parallel trials for the process executor (default: every core, "
+        f"{available_cores()} here); ray: CPUs of the local Ray instance it starts when no "
+        "--ray-address is given (default: every core)",
+    )
+    p.add_argument(
+        "--wide", action="store_true", help="print the tables at full width (default: 120 columns)"
+    )
+    p.add_argument(
+        "--trials-per-worker",
+        type=int,
+        metavar="N",
+        help="with --executor process or ray: trials a worker process runs before it is "
+        "replaced (default 1: a fresh process per trial; more saves the start-up of each)",
     )
     p.add_argument(
         "--ray-address",
@@ -378,14 +519,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         type=float,
         help="with --executor ray: GPUs each trial asks for (default 0)",
     )
-    p.add_argument(
-        "--budget-scale",
-        type=_budget_scales,
-        default=[1.0],
-        metavar="SCALES",
-        help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
-        "(a ladder; finished scales are skipped; default 1)",
-    )
+    if trials:
+        p.add_argument(
+            "--budget-scale",
+            type=_budget_scales,
+            default=[1.0],
+            metavar="SCALES",
+            help="run at these multiples of the task's learning budget, e.g. '0.25,1,4' "
+            "(a ladder; finished scales are skipped; default 1)",
+        )
     p.add_argument("--rerun", action="store_true", help="run trials again even if already FINISHED")
     p.add_argument(
         "--trial-timeout",
@@ -394,6 +536,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="wall-clock limit of each trial ('inf' for none); a trial past it is killed "
         "and stored FAILED (default: the task's, see docs/scaling.md)",
     )
+    if not trials:
+        return
     p.add_argument(
         "--out",
         metavar="FILE",
@@ -402,26 +546,43 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: computed only when asked (it runs git)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_line())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="icml26",
         description="icml26-gym: environments, agents, "
         "benchmarks and leaderboards for ICML 2026 methods",
     )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the package version and git commit, exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     p = sub.add_parser("envs", help="list registered environment ids")
     p.add_argument("--family", help="only this family")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_envs)
 
     p = sub.add_parser("agents", help="list registered agents")
     p.add_argument("--family", help="only agents usable on this family (plus generic ones)")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_agents)
 
     p = sub.add_parser("tasks", help="list tasks, or the entries of a suite")
     p.add_argument("--family", help="only this family")
     p.add_argument("--suite", help="show this suite's entries (smoke, full)")
+    p.add_argument("--wide", action="store_true", help="full width (default: 120 columns)")
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("run", help="run one agent on one task over seeds")
@@ -450,13 +611,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="run a named suite (smoke, full) and print the tables")
     p.add_argument("--suite", default="smoke", help="suite name (default: smoke)")
     p.add_argument("--family", help="only this family's tasks")
-    _add_run_options(p)
+    _add_run_options(p, executor="process")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("results", help="aggregate stored results into per-task tables")
     p.add_argument("--task", help="only this task id")
-    p.add_argument("--store", help="results store path or URL")
+    p.add_argument("--agent", help="only this agent name")
+    p.add_argument("--family", help="only this family's tasks")
+    p.add_argument(
+        "--store",
+        help="results store path or URL, read only (default: $ICML26_STORE or results/icml26.db)",
+    )
     p.add_argument("--json", action="store_true", help="print the raw trial results as JSON")
+    p.add_argument(
+        "--wide", action="store_true", help="print the tables at full width (default: 120 columns)"
+    )
     p.add_argument(
         "--curve",
         action="store_true",
@@ -486,11 +655,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _resolve_workers(args)
         return int(args.func(args) or 0)
     except (UsageError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"icml26 {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped reading (`icml26 agents | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+        return 128 + 13  # as the shell reports a process killed by SIGPIPE
 
 
 if __name__ == "__main__":

@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DirtyTreeError", "provenance", "provenance_lines", "add_allow_dirty", "REPO_ROOT"]
+__all__ = [
+    "DirtyTreeError",
+    "provenance",
+    "provenance_lines",
+    "add_allow_dirty",
+    "git_state",
+    "dirty_paths",
+    "REPO_ROOT",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: paths whose changes do not make a tree dirty (what the scripts write)
@@ -65,6 +73,20 @@ def dirty_paths(root: Path = REPO_ROOT, ignore: Sequence[str] = OUTPUT_PATHS) ->
         raise DirtyTreeError(f"{root} is not a git checkout: no commit to name")
     paths = [line[3:].split(" -> ")[-1].strip('"') for line in status.splitlines() if line.strip()]
     return [p for p in paths if not any(p.startswith(i) for i in ignore)]
+
+
+def git_state(root: Path = REPO_ROOT, paths: Sequence[str] | None = None) -> tuple[str, bool]:
+    """``(HEAD commit, dirty)`` of the checkout at ``root``: dirty when a modified, staged,
+    deleted or untracked path lies under one of ``paths`` (default: anywhere outside the output
+    folders, :func:`dirty_paths`); ``("", True)`` outside a git checkout."""
+    head = _git("rev-parse", "HEAD", root=root)
+    if head is None:
+        return "", True
+    changed = dirty_paths(root)
+    if paths is not None:
+        prefixes = [q.rstrip("/") for q in paths]
+        changed = [p for p in changed if any(p == q or p.startswith(q + "/") for q in prefixes)]
+    return head.strip(), bool(changed)
 
 
 def provenance(

@@ -43,6 +43,8 @@ __all__ = [
     "paired_comparison",
     "Plateau",
     "plateau_test",
+    "loglog_slope",
+    "slope_test",
 ]
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -660,6 +662,45 @@ def probability_of_improvement(
     alpha = (1 - conf) / 2
     lo, hi = np.quantile(allb, [alpha, 1 - alpha])
     return Interval(est, lo, hi, n=min(xa.size, ya.size), method="percentile")
+
+
+# ----------------------------------------------------------------------------- rates
+def loglog_slope(curves: ArrayLike, xs: ArrayLike) -> float:
+    """OLS slope of log10(mean over rows) on log10(xs); ``curves`` is (units, len(xs)). NaN when
+    a mean is not finite and positive."""
+    m = np.mean(np.asarray(curves, dtype=float), axis=0)
+    if np.any(~np.isfinite(m)) or np.any(m <= 0):
+        return float("nan")
+    return float(np.polyfit(np.log10(np.asarray(xs, dtype=float)), np.log10(m), 1)[0])
+
+
+def slope_test(
+    curves: ArrayLike,
+    xs: ArrayLike,
+    bound: float,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[Interval, float]:
+    """The fitted :func:`loglog_slope` with a percentile bootstrap interval over rows (units,
+    e.g. seeds; the resampling of :func:`bootstrap_ci`), and the one-sided bootstrap p of
+    H0 "the slope is >= ``bound``" (``(#{slope* >= bound} + 1) / (B + 1)``): a small p says the
+    curve falls faster than ``x ** bound``."""
+    arr = np.asarray(curves, dtype=float)
+    x = np.asarray(xs, dtype=float)
+    est = loglog_slope(arr, x)
+    if not math.isfinite(est) or arr.shape[0] < 2:
+        return Interval(est, math.nan, math.nan, note="no slope", n=arr.shape[0]), math.nan
+    conf = _confidence("slope_test", confidence)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, arr.shape[0], size=(n_resamples, arr.shape[0]))
+    boots = np.array([loglog_slope(arr[i], x) for i in idx])
+    alpha = (1 - conf) / 2
+    lo, hi = np.quantile(boots, [alpha, 1 - alpha])
+    p = (int(np.sum(boots >= bound)) + 1) / (boots.size + 1)
+    iv = Interval(est, lo, hi, n=arr.shape[0], method="percentile")
+    return iv, float(p)
 
 
 # ----------------------------------------------------------------------------- budget ladders

@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from icml26 import benchmarks, cli
@@ -33,26 +32,7 @@ LADDER = dataclasses.replace(
 benchmarks.register_task(LADDER)
 
 
-class BudgetEcho:
-    """A learner whose gain grows with its env-step budget; learn() reports the budget it got."""
-
-    version = "1"
-
-    def bind(self, observation_space: Any, action_space: Any) -> None:
-        self.low, self.high = action_space.low, action_space.high
-
-    def reset(self, seed: int | None = None) -> None:
-        pass
-
-    def learn(self, env: Any, budget: Budget) -> dict[str, Any]:
-        self.gain = min(1.0, budget.env_steps / 4000)
-        return {"env_steps": budget.env_steps, "rl_steps": budget.extra["rl_steps"]}
-
-    def act(self, observation: Any, info: Any = None) -> Any:
-        return np.clip(self.gain * observation[4:6], self.low, self.high)
-
-
-ECHO = f"{__name__}:BudgetEcho"
+ECHO = "icml26.testing:BudgetGainLearner"  # gain = env_steps / 4000
 
 
 # ----------------------------------------------------------------------------- Budget.scaled
@@ -155,9 +135,11 @@ def test_a_ladder_runs_stores_and_resumes_skipping_finished_scales(tmp_path: Pat
     done = benchmarks.run(first, store=db, progress=False)
     assert [r.status for r in done] == ["FINISHED"] * 4
     by_scale = {r.budget_scale: r for r in done}
-    assert by_scale[0.25].extra["learn"] == {"env_steps": 250, "rl_steps": 2}
+    learned = {k: by_scale[0.25].extra["learn"][k] for k in ("env_steps", "rl_steps")}
+    assert learned == {"env_steps": 250, "rl_steps": 2}
     assert by_scale[0.25].extra["budget"]["env_steps"] == 250  # recorded for the record
-    assert by_scale[1.0].extra["learn"] == {"env_steps": 1000, "rl_steps": 7}
+    assert by_scale[1.0].extra["learn"]["env_steps"] == 1000
+    assert by_scale[1.0].extra["learn"]["rl_steps"] == 7
     assert "budget" not in by_scale[1.0].extra
     assert all(r.task_hash == LADDER.definition_hash for r in done)  # the version's hash
     stamps = {r.key: r.started_at for r in done}
@@ -241,3 +223,12 @@ def test_cli_rejects_bad_scales_and_submissions_at_a_scale(
     argv = ["run", "--task", LADDER.id, "--agent", "random", "--store", str(tmp_path / "d.db")]
     assert cli.main([*argv, "--budget-scale", "2", "--out", str(tmp_path / "b.json")]) == 2
     assert "task's own budget" in capsys.readouterr().err
+
+
+def test_trials_per_worker_only_for_the_process_executor(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = ["run", "--task", LADDER.id, "--agent", "random", "--store", str(tmp_path / "w.db")]
+    assert cli.main([*argv, "--trials-per-worker", "5"]) == 2
+    assert "only applies to --executor process or ray" in capsys.readouterr().err
+    assert cli.main([*argv, "--executor", "process", "--trials-per-worker", "0"]) == 2

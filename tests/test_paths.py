@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,3 +82,30 @@ def test_cached_makes_once_and_regenerates_a_corrupt_entry(tmp_path: Path) -> No
     target.write_text("garbage")
     assert cached(target, make, load, save) == "value" and len(calls) == 2
     assert target.read_text() == "value"
+
+
+def _make_slowly(target: str, log: str, barrier: Any) -> None:
+    from icml26._paths import cached
+
+    def make() -> str:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(0.5)  # long enough for the other process to miss the entry too
+        return "value"
+
+    barrier.wait()
+    assert cached(target, make, lambda p: p.read_text(), lambda v, p: p.write_text(v)) == "value"
+
+
+def test_cached_is_made_once_by_processes_that_miss_it_together(tmp_path: Path) -> None:
+    """Parallel trials on a cold cache: one process generates, the others load its file."""
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(3)
+    target, log = tmp_path / "entry.txt", tmp_path / "makers.log"
+    procs = [ctx.Process(target=_make_slowly, args=(str(target), str(log), barrier)) for _ in "abc"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    assert len(log.read_text().split()) == 1 and target.read_text() == "value"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -61,3 +62,31 @@ def test_outside_git_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DirtyTreeError, match="not a git checkout"):
         provenance(argv=["x"], root=tmp_path)
     assert provenance(allow_dirty=True, argv=["x"], root=tmp_path)["commit"] is None
+
+
+def test_git_state_names_the_commit_and_dirtiness_under_paths(tmp_path: Path) -> None:
+    from icml26.provenance import git_state
+
+    assert git_state(tmp_path) == ("", True)  # not a checkout
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.py").write_text("1\n")
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "commit", "-qm", "x"], check=True, env={**os.environ, **env}
+    )
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert git_state(tmp_path) == (head, False)
+    (tmp_path / "b.txt").write_text("new")
+    assert git_state(tmp_path) == (head, True)
+    assert git_state(tmp_path, paths=("a",)) == (head, False)  # the change is outside a/
+    (tmp_path / "a" / "x.py").write_text("2\n")
+    assert git_state(tmp_path, paths=("a",)) == (head, True)

@@ -45,6 +45,31 @@ def test_execute_trial_records_provenance() -> None:
     assert execute_trial(TrialSpec(QUICK.id, 0, "point-pd", {}, 1)).metrics == r.metrics
 
 
+def test_a_task_pinned_to_an_older_env_version_runs_without_the_upgrade_warning() -> None:
+    """Gymnasium warns that ScenePilot-v0 is out of date; a task names that version on purpose,
+    so its trials do not repeat the warning (make bench printed it once per trial)."""
+    import dataclasses
+    import warnings
+
+    import gymnasium as gym
+
+    pinned = dataclasses.replace(
+        benchmarks.get_task("driving/attack-idm"),
+        id="testing/attack-v0-pinned",
+        budget=Budget(env_steps=0),
+        eval_episodes=1,
+    )
+    benchmarks.register_task(pinned)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        gym.make("icml26/ScenePilot-v0").close()
+        assert any("is out of date" in str(w.message) for w in seen)  # the control
+        seen.clear()
+        r = execute_trial(TrialSpec(pinned.id, 0, "random", {}, 0))
+    assert r.status == "FINISHED", r.traceback
+    assert not [str(w.message) for w in seen if "out of date" in str(w.message)]
+
+
 def test_crashing_agent_fails_alone(tmp_path: Path) -> None:
     specs = [
         TrialSpec(QUICK.id, 0, a, {}, s) for a in ("point-pd", CRASH, "random") for s in (0, 1)

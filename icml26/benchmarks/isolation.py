@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import multiprocessing
 import os
 import signal
@@ -121,11 +122,30 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+def _quiet_progress_bars() -> None:
+    """Turn off the tqdm bars a trial draws itself (training loops, data generation): in a child
+    they would interleave with the runner's bar, which already names the running trials. Every
+    bar of the child is off, whatever ``disable`` its code computed."""
+    os.environ["TQDM_DISABLE"] = "1"  # tqdm reads it when first imported (a spawned child)
+    with contextlib.suppress(ImportError):
+        import tqdm.std  # a forked child has it already: change the class itself
+
+        init = tqdm.std.tqdm.__init__
+
+        @functools.wraps(init)
+        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            init(self, *args, **kwargs)
+
+        tqdm.std.tqdm.__init__ = quiet_init
+
+
 def _child_main(conn: Connection, parent_pid: int, max_trials: int | None) -> None:
     """The child: lead a process group, die with the driver, run trials sent over ``conn``."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     _die_with_parent(parent_pid)
+    _quiet_progress_bars()
     from icml26.benchmarks import trial as trial_module
 
     trial_module._IN_CHILD = True

@@ -102,6 +102,9 @@ class RayExecutor:
         max_retries: times a trial whose worker died is run again before it is FAILED.
         fresh_worker_per_trial: run each trial in a new worker process (``max_calls=1``), as the
             process executor does; False reuses workers (saves the start-up, about a second).
+        trials_per_worker: trials a Ray worker runs before it is replaced (``max_calls``;
+            ``--trials-per-worker``); given, it overrides ``fresh_worker_per_trial``. Each trial
+            still runs in a forked child of the worker.
         runtime_env: a Ray runtime environment for the tasks (env vars, pip packages, ...).
         init_kwargs: extra keyword arguments for ``ray.init`` when this executor calls it.
         trial_timeout: wall-clock limit of each trial in seconds (``None``: the task's default).
@@ -120,6 +123,7 @@ class RayExecutor:
         runtime_env: Mapping[str, Any] | None = None,
         init_kwargs: Mapping[str, Any] | None = None,
         trial_timeout: float | None = None,
+        trials_per_worker: int | None = None,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"RayExecutor: workers must be an int >= 1, got {workers!r}")
@@ -143,7 +147,14 @@ class RayExecutor:
         self.cpus_per_trial = float(cpus_per_trial)
         self.gpus_per_trial = float(gpus_per_trial)
         self.max_retries = max_retries
+        if trials_per_worker is not None and (
+            not isinstance(trials_per_worker, int) or trials_per_worker < 1
+        ):
+            raise ValueError(
+                f"RayExecutor: trials_per_worker must be an int >= 1, got {trials_per_worker!r}"
+            )
         self.fresh_worker_per_trial = bool(fresh_worker_per_trial)
+        self.trials_per_worker = trials_per_worker
         self.runtime_env = dict(runtime_env) if runtime_env else None
         self.init_kwargs = dict(init_kwargs or {})
         self.trial_timeout = check_trial_timeout(trial_timeout)
@@ -179,6 +190,13 @@ class RayExecutor:
             "Lower --cpus-per-trial/--gpus-per-trial or add nodes."
         )
 
+    def _max_calls(self) -> int:
+        """Ray's ``max_calls``: 1 (like the process executor, no global state such as torch
+        threads or leaks crosses trials), ``trials_per_worker``, or 0 (workers reused)."""
+        if self.trials_per_worker is not None:
+            return self.trials_per_worker
+        return 1 if self.fresh_worker_per_trial else 0
+
     # ------------------------------------------------------------------ run
     def run(self, specs: Sequence[TrialSpec]) -> Iterator[TrialResult]:
         if not specs:
@@ -203,10 +221,7 @@ class RayExecutor:
                 runtime_env["env_vars"] = env_vars
             if runtime_env:
                 options["runtime_env"] = runtime_env
-            # max_calls=1: like the process executor, no global state (torch threads, leaks)
-            # crosses trials; 0 lets Ray reuse its workers.
-            max_calls = 1 if self.fresh_worker_per_trial else 0
-            remote_trial = ray.remote(max_calls=max_calls)(ray_trial).options(**options)
+            remote_trial = ray.remote(max_calls=self._max_calls())(ray_trial).options(**options)
             attempts: dict[str, list[str]] = {}
             death_errors = tuple(
                 getattr(ray.exceptions, n) for n in _DEATH_ERRORS if hasattr(ray.exceptions, n)

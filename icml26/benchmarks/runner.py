@@ -93,6 +93,12 @@ def run(
                 f"trial_timeout: the executor {executor!r} has no trial_timeout attribute"
             )
     ex = make_executor(executor, workers=workers, **options)
+    if progress and specs and not todo:
+        print(
+            f"{len(specs)} trials already done, nothing to run (--rerun / rerun=True runs "
+            "them again)",
+            file=sys.stderr,
+        )
     bar = _progress(len(todo), progress, desc=f"trials ({len(specs) - len(todo)} already done)")
     # Executors start trials in ``todo`` order, ``workers`` at a time: the running ones are the
     # first unfinished ones, and the bar names them (not the trial that just ended).

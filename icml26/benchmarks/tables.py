@@ -4,6 +4,9 @@ Each row is one agent configuration on one task version at one budget scale (a "
 column appears when some trial ran at a scale other than 1); each cell is the IQM across seeds of
 that seed's metric value with :func:`icml26.stats.iqm_ci` (BCa bootstrap; Student-t for n < 4;
 no interval for n = 1 or identical values). Failed trials are counted, never averaged in.
+An interval from fewer than :data:`MIN_SEEDS_FOR_CI` seeds is flagged ``(n=2)`` in the text
+tables, with a note under the table. Tables fit ``width`` columns (default 120) by wrapping the
+metric columns into several blocks; ``width=None`` prints each table on one block, however wide.
 A progress bar appears when aggregation takes longer than a second.
 """
 
@@ -20,6 +23,11 @@ from tqdm.auto import tqdm
 from icml26.protocol import Task, TrialResult, config_hash, format_scale
 from icml26.stats import iqm_ci
 
+#: intervals from fewer seeds than this are flagged in the text tables (too few for a 95% CI)
+MIN_SEEDS_FOR_CI = 3
+#: the default width of the text tables (``icml26 results --wide`` lifts it)
+TABLE_WIDTH = 120
+
 
 @dataclass
 class Cell:
@@ -34,7 +42,13 @@ class Cell:
             return f"{self.iqm:.{digits}g} (n=1)"
         if self.low == self.high == self.iqm:
             return f"{self.iqm:.{digits}g} (n={self.n}, all equal)"
-        return f"{self.iqm:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
+        text = f"{self.iqm:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
+        return text + (f" (n={self.n})" if self.few_seeds else "")
+
+    @property
+    def few_seeds(self) -> bool:
+        """An interval from fewer than :data:`MIN_SEEDS_FOR_CI` seeds (flagged when printed)."""
+        return 1 < self.n < MIN_SEEDS_FOR_CI and not self.low == self.high == self.iqm
 
 
 @dataclass
@@ -143,38 +157,81 @@ def aggregate(
     return tables
 
 
-def format_tables(tables: Iterable[TaskTable], digits: int = 3) -> str:
-    """Plain-text tables, one per task, best agent first (IQM [95% CI] across seeds)."""
+def format_tables(
+    tables: Iterable[TaskTable], digits: int = 3, width: int | None = TABLE_WIDTH
+) -> str:
+    """Plain-text tables, one per task, best agent first (IQM [95% CI] across seeds).
+
+    A table wider than ``width`` characters is wrapped: the agent, seeds and failed columns
+    repeat in each block, the primary metric comes first, the other metrics follow in as many
+    blocks as it takes. ``width=None``: every table in one block, as wide as it is."""
     out = []
     for t in tables:
         arrow = {"max": "higher is better", "min": "lower is better"}
         direction = arrow[t.task.primary.direction] if t.task else ""
         scaled = any(r.budget_scale != 1.0 for r in t.rows)
-        header = ["agent", *(["scale"] if scaled else []), "seeds", "failed"] + [
-            (f"*{m}*" if m == t.primary_metric else m) for m in t.metric_names
-        ]
-        lines = [header]
-        for r in t.rows:
-            lines.append(
-                [r.agent]
-                + ([f"x{format_scale(r.budget_scale)}"] if scaled else [])
-                + [str(r.n_finished), str(r.n_failed)]
-                + [r.cells[m].format(digits) if m in r.cells else "-" for m in t.metric_names]
-            )
-        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
         title = f"{t.task_id} v{t.task_version}  (primary: {t.primary_metric}, {direction}; IQM [95% CI])"
-        body = ["  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines]
-        rule = "-" * len(body[0])
-        notes = (
-            [
+        fixed = [["agent", *(["scale"] if scaled else []), "seeds", "failed"]] + [
+            [r.agent]
+            + ([f"x{format_scale(r.budget_scale)}"] if scaled else [])
+            + [str(r.n_finished), str(r.n_failed)]
+            for r in t.rows
+        ]
+        columns = {
+            m: [f"*{m}*" if m == t.primary_metric else m]
+            + [r.cells[m].format(digits) if m in r.cells else "-" for r in t.rows]
+            for m in t.metric_names
+        }
+        blocks = _blocks(fixed, columns, t.primary_metric, width)
+        notes = []
+        if any(c.few_seeds for r in t.rows for c in r.cells.values()):
+            notes.append(
+                f"(n=2) after an interval: from fewer than {MIN_SEEDS_FOR_CI} seeds, too few for "
+                "a reliable 95% interval; run more seeds (--seeds)"
+            )
+        if t.stale:
+            notes.append(
                 f"({t.stale} trial(s) of another definition of this task version left out: "
                 "stored before the definition hash or by other code; re-run them)"
-            ]
-            if t.stale
-            else []
-        )
-        out.append("\n".join([title, rule, body[0], rule, *body[1:], *notes, ""]))
+            )
+        out.append("\n".join([title, *blocks, *notes, ""]))
     return "\n".join(out) if out else "(no results)"
+
+
+def _blocks(
+    fixed: list[list[str]], columns: dict[str, list[str]], primary: str, width: int | None
+) -> list[str]:
+    """The table's lines: ``fixed`` columns then the metric ``columns``, in one block or, past
+    ``width``, in several (the primary metric in the first), each ruled above and below its header."""
+
+    def render(names: list[str]) -> list[str]:
+        cols = [[row[i] for row in fixed] for i in range(len(fixed[0]))] + [
+            columns[m] for m in names
+        ]
+        widths = [max(len(c) for c in col) for col in cols]
+        lines = [
+            "  ".join(col[i].ljust(w) for col, w in zip(cols, widths)).rstrip()
+            for i in range(len(fixed))
+        ]
+        rule = "-" * max(len(x) for x in lines)
+        return [rule, lines[0], rule, *lines[1:]]
+
+    names = list(columns)
+    if width is None or max(len(x) for x in render(names)) <= width:
+        return render(names)
+    names = sorted(names, key=lambda m: m != primary)  # the primary metric first
+    groups: list[list[str]] = []
+    for m in names:
+        if groups and max(len(x) for x in render([*groups[-1], m])) <= width:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    out: list[str] = []
+    for i, g in enumerate(groups):
+        if i:
+            out.append(f"  (continued, {i + 1}/{len(groups)})")
+        out.extend(render(g))
+    return out
 
 
 # ----------------------------------------------------------------------------- budget ladders

@@ -408,9 +408,14 @@ def certified_claims(
 
 # ----------------------------------------------------------------------------- the command
 def cmd_certify(args: argparse.Namespace) -> int:
-    from icml26 import benchmarks
-    from icml26._cli_util import UsageError, parse_kwargs
-    from icml26.benchmarks.store import ResultsStore
+    from icml26 import agents, benchmarks
+    from icml26._cli_util import (
+        UsageError,
+        check_task,
+        open_results_store,
+        parse_kwargs,
+        unknown_name,
+    )
     from icml26.protocol import config_hash
 
     try:
@@ -418,14 +423,22 @@ def cmd_certify(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     task_ids = [t for item in args.task for t in item.split(",") if t]
+    for t in task_ids:
+        check_task(t)
     tasks = [benchmarks.get_task(t) for t in task_ids]
-    with ResultsStore(args.store) as st:
+    # a reader: a missing or foreign store is one line (exit 2), and nothing is created
+    with open_results_store(args.store, create=False) as st:
         results = [
             r
             for t in tasks
             for r in st.results(task_id=t.id, agent_name=args.agent, status="FINISHED")
             if r.task_version == t.version and r.task_hash == t.definition_hash
         ]
+        where = st.location
+        if not results and args.agent not in agents.names():
+            stored = {r.agent_name for t in tasks for r in st.results(task_id=t.id)}
+            if args.agent not in stored:
+                raise unknown_name("agent", args.agent, {*agents.names(), *stored}, "icml26 agents")
     if args.agent_kwargs is not None:
         want = config_hash(parse_kwargs(args.agent_kwargs))
         results = [r for r in results if config_hash(r.agent_kwargs) == want]
@@ -438,7 +451,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     if not results:
         raise UsageError(
             f"no FINISHED trials of {args.agent} on {', '.join(t.key for t in tasks)} (current "
-            f"definitions) in {args.store or 'the default store'}; run `icml26 run` first"
+            f"definitions) in {where}; run `icml26 run` first"
         )
     cert = certify_stored(
         tasks,

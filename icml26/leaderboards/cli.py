@@ -23,7 +23,13 @@ import os
 import sys
 from typing import Any
 
-from icml26._cli_util import parse_kwargs, print_rows
+from icml26._cli_util import (
+    check_task,
+    open_results_store,
+    parse_kwargs,
+    print_rows,
+    unknown_name,
+)
 
 __all__ = ["add_parser"]
 
@@ -203,6 +209,7 @@ def _show_entry(st: Any, args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from icml26.leaderboards.ranking import rank_all
 
+    check_task(args.task)
     st = _store(args)
     _with_reference(st, args)
     if args.entry is not None:
@@ -282,7 +289,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     st = _store(args)
     _with_reference(st, args)
-    out = render_site(st, args.out, reps=args.reps, title=args.title)
+    out = render_site(st, args.out, reps=args.reps, title=args.title, progress=True)
     print(f"wrote {out / 'index.html'}")
     return 0
 
@@ -340,17 +347,25 @@ def cmd_sign(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from icml26.benchmarks.store import ResultsStore
+    from icml26 import agents
     from icml26.leaderboards.bundle import make_bundle, write_bundle
     from icml26.protocol import config_hash
 
     kwargs = parse_kwargs(args.agent_kwargs)
+    for t in args.task or ():
+        check_task(t)
+    with open_results_store(args.results, create=False) as st:  # read: creates nothing
+        stored = st.results()
     results = [
         r
-        for r in ResultsStore(args.results).results(agent_name=args.agent)
-        if config_hash(r.agent_kwargs) == config_hash(kwargs)
+        for r in stored
+        if r.agent_name == args.agent
+        and config_hash(r.agent_kwargs) == config_hash(kwargs)
         and (not args.task or r.task_id in args.task)
     ]
+    names = {r.agent_name for r in stored}
+    if args.agent not in names and args.agent not in agents.names():
+        raise unknown_name("agent", args.agent, {*agents.names(), *names}, "icml26 agents")
     if not results:
         raise ValueError(
             f"no results of agent {args.agent!r} with kwargs {kwargs} in {args.results}"

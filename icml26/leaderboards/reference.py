@@ -2,6 +2,7 @@
 the package so a fresh leaderboard is not empty.
 
     python -m icml26.leaderboards.reference build --results results/reference.db   # bundles from a results store
+    python -m icml26.leaderboards.reference build --study tutorial                  # ... from a study's store
     python -m icml26.leaderboards.reference verify                                   # re-run them, record the outcome
     python -m icml26.leaderboards.reference check                                    # files match MANIFEST.json
     python -m icml26.leaderboards.reference upgrade                                  # older bundle schema -> current
@@ -79,8 +80,8 @@ def build(
             task = benchmarks.get_task(r.task_id, r.task_version)
         except KeyError:
             continue
-        if r.task_hash == task.definition_hash and r.seed in task.seeds:
-            keep.append(r)
+        if r.task_hash == task.definition_hash and r.seed in task.seeds and r.budget_scale == 1:
+            keep.append(r)  # a leaderboard scores the task's own budget: no other scale
     # only (task, configuration) groups that cover every leaderboard seed
     groups: dict[tuple[str, int, str, str], list[Any]] = {}
     for r in keep:
@@ -391,7 +392,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write bundles from a results store")
-    b.add_argument("--results", required=True)
+    src = b.add_mutually_exclusive_group(required=True)
+    src.add_argument("--results", help="a results store")
+    src.add_argument(
+        "--study", help="a study's store (results/studies/<name>.db): its registered tasks' trials"
+    )
     b.add_argument("--task", action="append")
     add_allow_dirty(b)
     v = sub.add_parser("verify", help="re-run the bundles' trials and record the outcome")
@@ -430,7 +435,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {args.out}")
         return 0
     if args.cmd == "build":
-        for path in build(args.results, tasks=args.task, prov=prov):
+        results = args.results
+        if args.study:
+            from icml26.benchmarks.studies import get_study
+
+            results = get_study(args.study).store_path
+            if not Path(results).exists():
+                print(
+                    f"no store at {results}: run `icml26 study run {args.study}`", file=sys.stderr
+                )
+                return 1
+        for path in build(results, tasks=args.task, prov=prov):
             print(path)
         return 0
     for rec in verify(

@@ -23,11 +23,14 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from icml26.leaderboards.ranking import TaskRanking, cross_task, rank_all
 from icml26.leaderboards.store import Entry, LeaderboardStore
@@ -131,18 +134,23 @@ def render_site(
     title: str = "icml26-gym leaderboard",
     include_registered: bool = True,
     figure_cache: str | os.PathLike[str] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Write the static site for ``source`` (a store or its entries) into ``out``.
 
     ``include_registered`` adds a page for every registered task without entries yet;
     ``figure_cache`` is a directory where figures are kept by a hash of what they show, so a
-    re-render redraws only the figures whose data changed (the server uses one).
+    re-render redraws only the figures whose data changed (the server uses one). ``progress``
+    shows a bar on stderr naming the step (ranking, cross-task statistics, figures, pages).
     """
     import icml26
     from icml26 import benchmarks
     from icml26.certify.harness import certified_claims
     from icml26.leaderboards.figures import profile_figure, task_figure
 
+    bar = tqdm(
+        total=3, desc="rendering: ranking", unit="step", disable=not progress, file=sys.stderr
+    )
     out = Path(out)
     revision = source.revision() if isinstance(source, LeaderboardStore) else 0
     entries = (
@@ -150,6 +158,8 @@ def render_site(
     )
     memo = source.memo if isinstance(source, LeaderboardStore) else None
     rankings = {r.task_key: r for r in rank_all(entries, reps=reps, seed=seed, memo=memo)}
+    bar.set_description("rendering: cross-task statistics")
+    bar.update(1)
     if include_registered:
         for t in benchmarks.list_tasks():
             if t.key not in rankings:
@@ -157,6 +167,9 @@ def render_site(
                     t.key, t.id, t.version, t, t.primary_metric, t.primary.direction
                 )
     views = cross_task([rankings[k] for k in sorted(rankings)], reps=reps, seed=seed, memo=memo)
+    bar.total += sum(1 for r in rankings.values() if r.verified or r.unverified) + len(views)
+    bar.set_description("rendering: figures")
+    bar.update(1)
 
     _prepare(out)
     for sub in _GENERATED_DIRS:
@@ -186,6 +199,7 @@ def render_site(
                 functools.partial(task_figure, r),
             )
             figure_of[key] = stem
+            bar.update(1)
         else:
             figure_of[key] = None
     for v in views:
@@ -195,6 +209,8 @@ def render_site(
             v.to_dict(),
             functools.partial(profile_figure, v),
         )
+        bar.update(1)
+    bar.set_description("rendering: pages")
 
     # overview
     task_rows = []
@@ -263,4 +279,6 @@ def render_site(
     (out / "data" / "leaderboard.json").write_text(
         json.dumps(data, indent=1, default=_json_default, allow_nan=False), encoding="utf-8"
     )
+    bar.update(1)
+    bar.close()
     return out

@@ -29,6 +29,7 @@ __all__ = [
     "check_async_vector",
     "assert_same",
     "tiny_point_reach_task",
+    "BudgetGainLearner",
 ]
 
 EnvSource = str | Callable[[], gym.Env[Any, Any]]
@@ -207,3 +208,35 @@ def tiny_point_reach_task(
         seeds=seeds,
         eval_episodes=eval_episodes,
     )
+
+
+class BudgetGainLearner:
+    """A point-reach learner for tests of budget ladders: its gain is ``env_steps / full_steps``
+    (at most 1), so its return rises with the budget it is given. ``learn`` reports the
+    ``env_steps`` it got (and ``rl_steps`` when the budget has them) and a gain curve."""
+
+    version = "1"
+
+    def __init__(self, full_steps: int = 4000) -> None:
+        self.full_steps = full_steps
+        self.gain = 0.0
+
+    def bind(self, observation_space: Any, action_space: Any) -> None:
+        self.low, self.high = action_space.low, action_space.high
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def learn(self, env: Any, budget: Any) -> dict[str, Any]:
+        self.gain = min(1.0, budget.env_steps / self.full_steps)
+        steps = np.linspace(0, budget.env_steps, 5)
+        stats: dict[str, Any] = {
+            "env_steps": budget.env_steps,
+            "curve": {"env_steps": steps.tolist(), "gain": (steps / self.full_steps).tolist()},
+        }
+        if "rl_steps" in budget.extra:
+            stats["rl_steps"] = budget.extra["rl_steps"]
+        return stats
+
+    def act(self, observation: Any, info: Any = None) -> Any:
+        return np.clip(self.gain * observation[4:6], self.low, self.high)

@@ -338,3 +338,27 @@ class SpyAgent:
 
         self._search()
         raise RuntimeError("spy report: " + json.dumps(self.report, sort_keys=True))
+
+
+class ProgressBarAgent:
+    """Draws its own tqdm bar (``label``) at every reset, as training loops do, and acts with zeros."""
+
+    version = "1"
+
+    def __init__(self, label: str = "agent-own-bar") -> None:
+        self.label = label
+
+    def bind(self, observation_space: Any, action_space: Any) -> None:
+        self.shape = action_space.shape
+
+    def reset(self, seed: int | None = None) -> None:
+        import sys
+
+        from tqdm.auto import tqdm
+
+        # disable=False, as family code computes it (e.g. ``disable=n_updates < 20``)
+        for _ in tqdm(range(3), desc=self.label, file=sys.stderr, mininterval=0, disable=False):
+            pass
+
+    def act(self, observation: Any, info: Mapping[str, Any] | None = None) -> Any:
+        return np.zeros(self.shape, dtype=np.float32)

@@ -14,6 +14,7 @@ import icml26  # noqa: F401
 from icml26.envs.boltzmann.md import (
     OBSERVABLES,
     integrated_autocorrelation_time,
+    phi_share_agreement,
     pool_diagnostics,
 )
 from icml26.envs.boltzmann.metrics import (
@@ -147,3 +148,60 @@ def test_gmm_validation_target_and_weight_decay() -> None:
     assert float(z) == pytest.approx(1.0, abs=1e-3)
     with pytest.raises(ValueError, match="weight_decay"):
         FlowConfig(weight_decay=-1.0)
+
+
+def test_phi_share_agreement_hand_worked() -> None:
+    # two runs of 1000 frames of 0.1 ps (0.1 ns), shares 1% and 3%, indicator IATs 10 and 40
+    diag = {
+        "phi_positive_per_run": [0.01, 0.03],
+        "iat_phi_positive_frames": [10.0, 40.0],
+        "ns_per_run": 0.1,
+        "frame_ps": 0.1,
+    }
+    a = phi_share_agreement(diag)
+    se = [math.sqrt(0.01 * 0.99 * 10 / 1000), math.sqrt(0.03 * 0.97 * 40 / 1000)]
+    assert a["within_se"] == pytest.approx(se)
+    assert a["between_sd"] == pytest.approx(math.sqrt(2) * 0.01)
+    assert a["ratio"] == pytest.approx(
+        math.sqrt(2) * 0.01 / math.sqrt((se[0] ** 2 + se[1] ** 2) / 2)
+    )
+    same = phi_share_agreement({**diag, "phi_positive_per_run": [0.02, 0.02]})
+    assert same["between_sd"] == 0.0 and same["ratio"] == 0.0
+
+
+def test_independent_runs_are_cached_one_by_one_and_the_pool_reuses_them(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted generation resumes: runs made by ``alanine_runs`` (here one of two) are
+    read back, not re-simulated, when the pool is assembled, and the pool equals a pool made in
+    one go in a fresh cache."""
+    import icml26.envs.boltzmann.md as md
+
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    t = make_target("aldp", backend="openmm", data_preset="tiny-decorrelated")
+    assert md.alanine_runs(t, "unbiased", "train", runs=[0]) == 1
+    calls: list[int] = []
+    real = md.run_langevin
+    monkeypatch.setattr(md, "run_langevin", lambda *a, **k: calls.append(1) or real(*a, **k))
+    pool = t.pool("unbiased", "train")
+    assert len(calls) == 1  # run 1 only; run 0 came from its cache
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "fresh"))
+    fresh = make_target("aldp", backend="openmm", data_preset="tiny-decorrelated")
+    again = fresh.pool("unbiased", "train")
+    assert np.array_equal(pool.x, again.x) and np.array_equal(pool.energy, again.energy)
+    with pytest.raises(ValueError, match="no independent runs"):
+        md.alanine_runs(
+            make_target("aldp", backend="openmm", data_preset="tiny"), "unbiased", "train"
+        )
+
+
+def test_converged_preset_is_registered_as_v2_with_enough_configurations() -> None:
+    from icml26.envs.boltzmann.md import PRESETS
+
+    p = PRESETS["converged"]
+    train_runs, train_frames = dict(p.runs)["train"], dict(p.frames)["train"]
+    # thinned by an IAT of at most 60 frames (decorrelated measured 50), >= 10^4 configurations
+    assert train_runs * train_frames // 60 >= 10_000
+    assert p.ladder[-1] > PRESETS["decorrelated"].ladder[-1]
+    spec = gym.spec("icml26/BoltzmannAlanineDipeptide-v2")
+    assert spec.kwargs["target_kwargs"]["data_preset"] == "converged"

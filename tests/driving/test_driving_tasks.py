@@ -73,8 +73,27 @@ def _same_episodes(a: list[dict], b: list[dict]) -> None:
             assert x[k] == pytest.approx(y[k], rel=1e-12, abs=1e-12), k
 
 
-def test_defense_trial_without_finetuning_changes_nothing() -> None:
-    task = bm.get_task("driving/defense-idm")
+@pytest.mark.parametrize(
+    "task_id, envs",
+    [
+        ("driving/defense-idm", {"icml26/ScenePilot-v0", "icml26/ScenePilotAV-v0"}),
+        ("driving/defense-v2-human", {"icml26/ScenePilot-v2", "icml26/ScenePilotAV-v2"}),
+    ],
+)
+def test_defense_trial_without_finetuning_changes_nothing(
+    task_id: str, envs: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gymnasium
+
+    made: set[str] = set()
+    make = gymnasium.make
+
+    def recording_make(env_id, **kwargs):  # type: ignore[no-untyped-def]
+        made.add(env_id)
+        return make(env_id, **kwargs)
+
+    monkeypatch.setattr(gymnasium, "make", recording_make)
+    task = bm.get_task(task_id)
     task = dataclasses.replace(
         task,
         eval_episodes=4,
@@ -87,6 +106,7 @@ def test_defense_trial_without_finetuning_changes_nothing() -> None:
     assert m["crash_rate_after"] == m["crash_rate_before"] and m["crash_rate_reduction"] == 0.0
     assert m["driving_score_after"] == m["driving_score_before"]
     assert out.extra["crash_rate_before_scripted"] == m["crash_rate_after_scripted"]
+    assert made == envs  # the adversary's and the ego's env of the task's version, nothing older
 
 
 def test_suites_name_registered_agents_and_tasks() -> None:

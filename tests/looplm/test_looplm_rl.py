@@ -13,11 +13,11 @@ from icml26.agents.looplm.policy import LoopedPolicy
 from icml26.agents.looplm.rl import (
     LoopRLTrainer,
     RLConfig,
-    aggregate,
     group_advantages,
     grpo_loss,
     k3_kl,
     loop_weights,
+    masked_mean,
     problem_source,
     rltt_loss,
 )
@@ -59,8 +59,8 @@ def test_group_advantages_kl_and_aggregation_hand_cases() -> None:
     )
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]])
     m = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
-    assert float(aggregate(x, m, "sequence")) == pytest.approx((2.0 + 4.0) / 2)
-    assert float(aggregate(x, m, "token")) == pytest.approx(10.0 / 4)
+    assert float(masked_mean(x, m, "sequence")) == pytest.approx((2.0 + 4.0) / 2)
+    assert float(masked_mean(x, m, "token")) == pytest.approx(10.0 / 4)
 
 
 def test_loop_weights() -> None:
@@ -105,10 +105,10 @@ def test_rltt_with_all_weight_on_the_last_loop_is_grpo_without_clip(length_norm:
     with torch.no_grad():
         final = pol.per_loop(ids, mask, gen).log_probs[..., -1]
         assert values[0] == pytest.approx(
-            -float(aggregate(adv[:, None].expand_as(final), gen.mask, length_norm)), abs=1e-6
+            -float(masked_mean(adv[:, None].expand_as(final), gen.mask, length_norm)), abs=1e-6
         )
         assert values[1] == pytest.approx(
-            -float(aggregate(final * adv[:, None], gen.mask, length_norm)), abs=1e-5
+            -float(masked_mean(final * adv[:, None], gen.mask, length_norm)), abs=1e-5
         )
 
 

@@ -209,15 +209,18 @@ def test_cached_dataset_reuses_the_file(
     assert np.array_equal(a.actions_max, c.actions_max)
 
 
-def test_minari_export(game, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("relative", [False, True])
+def test_minari_export(game, tmp_path: Path, monkeypatch, relative: bool) -> None:  # type: ignore[no-untyped-def]
     minari = pytest.importorskip("minari")
     ds = collect_dataset(game, 20, "uniform", seed=0)
     import os
     import warnings
 
+    monkeypatch.chdir(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # minari asks for author/permalink metadata
-        ds.to_minari("icml26/markov-games-test-v0", data_path=tmp_path)
+        # a relative data_path works too (Minari 0.5 joined a relative root twice)
+        ds.to_minari("icml26/markov-games-test-v0", data_path="." if relative else tmp_path)
     assert os.environ.get("MINARI_DATASETS_PATH") != str(tmp_path)  # restored
 
     old = os.environ.get("MINARI_DATASETS_PATH")

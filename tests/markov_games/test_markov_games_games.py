@@ -183,5 +183,11 @@ def test_random_and_low_rank_games() -> None:
 def test_make_game_errors() -> None:
     with pytest.raises(KeyError, match="Did you mean 'soccer'"):
         make_game("socer")
+    # an OpenSpiel game by its own name: the error names the call that works (no open_spiel needed)
+    for name in ("goofspiel", "oshi-zumo"):
+        with pytest.raises(
+            KeyError, match=r"game='openspiel', openspiel_game='(goofspiel|oshi_zumo)'"
+        ):
+            make_game(name)
     with pytest.raises(TypeError, match="bad arguments"):
         make_game("rps", size=3)

@@ -261,3 +261,15 @@ def test_s2ef_metrics_hand_values() -> None:
     m = s2ef_metrics(np.array([3.0]), fh, np.array([1.0]), f)
     assert m["energy_mae_atom"] == 1.0 and m["force_mae"] == pytest.approx(4 / 6)
     assert m["force_cos"] == pytest.approx(0.5)
+
+
+def test_loading_a_system_prints_nothing() -> None:
+    """pymbar (imported by openmmtools) logs a JAX banner and a timeseries warning at import; a
+    trial that loads a system must not print them (a fresh interpreter: they come once per process)."""
+    import subprocess
+    import sys
+
+    code = "from icml26.envs.md_forcefields.systems import load_system; load_system('ala2')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == "" and "JAX NOT FOUND" not in out.stderr and "timeseries" not in out.stderr

@@ -115,7 +115,7 @@ def test_task_trial_scores_divergence_and_convergence() -> None:
         {
             **task.to_dict(),
             "eval_episodes": 2,
-            "env_kwargs": {**task.env_kwargs, "oracle_budget": 20_000},
+            "budget": {**task.budget.to_dict(), "extra": {"oracle_calls": 20_000}},
         }
     )
     fbf = run_trial(task, icml26.agents.make("vi-fbf"), 0)

@@ -197,7 +197,7 @@ def test_oracle_refuses_without_confounder_and_agents_reject_bad_observations() 
 
 
 def test_durbin_clips_a_nonstationary_rho_and_says_so() -> None:
-    # measured in experiments/spatial_causal.py: on the misspecified-radius variant the Durbin
+    # measured in the spatial_causal study: on the misspecified-radius variant the Durbin
     # model's 2SLS rho^ exceeds 1 (it soaks up the radius-2 spillover and the smooth confounder)
     from icml26.protocol import derive_seed
 

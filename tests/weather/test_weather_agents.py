@@ -251,4 +251,4 @@ def test_composite_balance_theta_moves_from_its_default_and_not_from_the_release
     )  # Adam's eps turns ~0 gradients into ~0 steps
     assert moved > 0.05 and stuck < 1e-3 and moved > 100 * stuck
     assert theta_after(loss="fixed") == 0.0
-    assert EMFormerForecaster.version == "2"
+    assert EMFormerForecaster.version == "3"

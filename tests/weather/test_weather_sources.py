@@ -162,6 +162,22 @@ def test_lorenz96_tendency_and_statistics() -> None:
     assert x.std() == pytest.approx(3.63, abs=0.1)
 
 
+def test_open_source_progress_flag_reaches_only_generators_that_take_it(
+    tmp_path, monkeypatch
+) -> None:
+    # progress=False is accepted for every source (the ladder's validation-data process passes
+    # it to all); Lorenz-96 has no progress bar, so it must not be forwarded to its generator.
+    from icml26.envs.weather.sources import clear_memory_cache, open_source
+
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    clear_memory_cache()
+    kw = {"seed": 1, "k": 8, "spinup_steps": 10}
+    ds = open_source("lorenz96", "2000-01-01", "2000-01-02", progress=False, **kw)
+    ref = generate_lorenz96("2000-01-01", "2000-01-02", **kw)
+    np.testing.assert_array_equal(ds["lorenz96_x"].values, ref["lorenz96_x"].values)
+    clear_memory_cache()
+
+
 def test_lorenz96_error_growth_matches_its_lyapunov_exponent() -> None:
     # Leading Lyapunov exponent of K = 40, F = 8 is about 1.7 per model time unit
     # (doubling time ~0.4 units ~ 2 days; Lorenz 1996, Karimi & Paul 2010).

@@ -14,6 +14,12 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "description": "Hom-PGD+: INN trained per instance to map the ball into the set, PGD in ball coordinates, bisected projection.",
     },
     {
+        "name": "hom-pgd-plus-amortized",
+        "entry_point": "icml26.agents.constrained_opt.amortized:AmortizedHomPGDAgent",
+        "kwargs": {},
+        "description": "Hom-PGD+ as the paper runs it: one conditional INN trained per problem family (learn), then every instance solved with it; the release's step-size rule.",
+    },
+    {
         "name": "hom-pgd-gauge",
         "entry_point": _EP,
         "kwargs": {"method": "hom_pgd_gauge"},

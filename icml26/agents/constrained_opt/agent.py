@@ -40,17 +40,21 @@ class ConstrainedOptAgent:
         self._seed = 0 if seed is None else int(seed)
         self.info = {}
 
+    def solve(self, oracle: Any) -> SolverGen:
+        """The method's iterates on ``oracle`` (a problem or the env's oracle), without the env."""
+        params = dict(self.params)
+        if self.method == "hom_pgd_plus":
+            params.setdefault("seed", self._seed)
+            params["info"] = self.info
+        return start(self.method, oracle, params)
+
     def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
         if self._gen is None:
             if not info or "oracle" not in info:
                 raise ValueError(
                     "ConstrainedOptAgent: the first act() after reset needs reset's info with 'oracle'"
                 )
-            params = dict(self.params)
-            if self.method == "hom_pgd_plus":
-                params.setdefault("seed", self._seed)
-                params["info"] = self.info
-            self._gen = start(self.method, info["oracle"], params)
+            self._gen = self.solve(info["oracle"])
             self._last = np.asarray(info["oracle"].x0, float)
         try:
             x = next(self._gen)

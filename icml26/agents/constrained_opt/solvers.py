@@ -4,11 +4,20 @@ iteration; :func:`run` drives one against an oracle and records ``(seconds, x)``
 The oracle is a :class:`~icml26.envs.constrained_opt.problems.Problem` or the env's counting
 oracle (same methods: ``f``, ``grad``, ``g``, ``jac``, ``radial``, ``radial_grad``, ...).
 
-Step rule (all gradient methods, for a like-for-like comparison): a monotone accept/reject rule
-on the method's merit function; a trial step that does not decrease it is rejected and halves
-the step, an accepted one grows it by 1.5. (The homopt repo starts at 0.1 and multiplies by
-0.999 on non-improvement; ours adapts faster in both directions.) The first step moves 10% of
-the set's median radius (x-space methods) or 0.1 in the ball (ball-coordinate methods).
+Step rules (``rule=``, one for all gradient methods of a comparison):
+
+* ``"monotone"`` (default; the v0 tasks): an accept/reject rule on the method's merit function;
+  a trial step that does not decrease it is rejected and halves the step, an accepted one grows
+  it by 1.5. The first step moves 10% of the set's median radius (x-space methods) or 0.1 in
+  the ball (ball-coordinate methods).
+* ``"release"``: the homopt release's ``stepsize_rule="adaptive"`` (its first-order loop and
+  INN-PGD/PGD optimizers, read at the stored commit; paraphrased): every step is taken,
+  ``z <- z - lr grad``, ``lr0 = 0.1``, ``lr <- max(0.999 lr, 1e-6)`` after a step that raised the
+  objective. Ball-coordinate methods do not project onto the ball: a trial point whose image
+  violates a constraint by more than 1e-5 is bisected back towards the current (feasible)
+  iterate (10 halvings, the lower end kept), so the learned map may also be used outside the
+  ball. Exact-projection PGD projects only an infeasible trial point and stops when a feasible
+  step changes the objective by at most 1e-5; the ball-coordinate methods run ``iters`` steps.
 
 * ``hom_pgd_gauge``: PGD in ball coordinates through the exact gauge map (no learning).
 * ``hom_pgd_plus``: Hom-PGD+: an INN trained on the instance maps B into K; PGD in ball
@@ -37,8 +46,20 @@ from scipy.optimize import minimize
 from icml26.agents.constrained_opt.maps import GaugeMap, INNMap, ball_project
 
 METHODS = ("hom_pgd_plus", "hom_pgd_gauge", "pgd_exact", "penalty", "alm", "slsqp")
+RULES = ("monotone", "release", "release-unprojected")
 FEAS_TOL = 1e-5
 SolverGen = Generator[np.ndarray, None, None]
+# the homopt release's INN-PGD defaults (scripts/inn_pgd/_configs.py at the stored commit)
+RELEASE_LR0 = 0.1  # learning_rate
+RELEASE_DECAY = 0.999  # lr_decay, applied when the objective rose ("adaptive" rule)
+RELEASE_MIN_LR = 1e-6  # min_lr
+RELEASE_BP_STEPS = 10  # proj_max_steps of the bisected projection
+RELEASE_CONV = 1e-5  # convergence_threshold (PGD's objective-change stop)
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"constrained_opt: rule must be one of {RULES}, got {rule!r}")
 
 
 def _typical_radius(o: Any, seed: int = 0) -> float:
@@ -96,8 +117,61 @@ def _ball_pgd(
             return
 
 
-def hom_pgd_gauge(o: Any, iters: int = 500, **_: Any) -> SolverGen:
+def _bisect(o: Any, psi: Any, a: np.ndarray, b: np.ndarray, steps: int) -> np.ndarray:
+    """The last point found feasible by ``steps`` halvings of ``t`` along ``a -> b`` (``a``
+    feasible): ``a + t (b - a)`` with ``psi`` of it within 1e-5 of the set."""
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if o.violation(psi.forward(a + mid * (b - a))) <= FEAS_TOL:
+            lo = mid
+        else:
+            hi = mid
+    return a + lo * (b - a)
+
+
+def _ball_pgd_release(
+    o: Any,
+    psi: Any,
+    iters: int,
+    z0: np.ndarray,
+    stats: dict[str, Any] | None = None,
+    project: bool = True,
+) -> SolverGen:
+    """The release's step-size rule in latent coordinates (see the module doc): every step
+    taken, the trial point projected onto the ball (``project``), then bisected back towards the
+    current iterate if its image is infeasible."""
+    st = stats if stats is not None else {}
+    st.setdefault("bp_calls", 0)
+    st.setdefault("bp_triggered", 0)
+    z = np.asarray(z0, float).copy()
+    x = psi.forward(z)
+    fx = o.f(x)
+    lr = RELEASE_LR0
+    for _ in range(iters):
+        zt = z - lr * psi.vjp(z, o.grad(x))
+        if project:
+            zt = ball_project(zt)
+        xt = psi.forward(zt)
+        st["bp_calls"] += 1
+        if not o.violation(xt) <= FEAS_TOL:  # NaN counts as infeasible
+            st["bp_triggered"] += 1
+            zt = _bisect(o, psi, z, zt, RELEASE_BP_STEPS)
+            xt = psi.forward(zt)
+        ft = o.f(xt)
+        if ft > fx:
+            lr = max(lr * RELEASE_DECAY, RELEASE_MIN_LR)
+        z, x, fx = zt, xt, ft
+        yield x
+
+
+def hom_pgd_gauge(o: Any, iters: int = 500, rule: str = "monotone", **_: Any) -> SolverGen:
     """Hom-PGD with the exact radial (gauge) homeomorphism."""
+    _check_rule(rule)
+    if rule != "monotone":
+        z0 = np.zeros(int(o.n))
+        yield from _ball_pgd_release(o, GaugeMap(o), iters, z0, project=rule == "release")
+        return
     yield from _ball_pgd(o, GaugeMap(o), iters, np.zeros(int(o.n)), None)
 
 
@@ -116,14 +190,7 @@ def bisected_projection(
         if o.violation(psi.forward(zt)) <= FEAS_TOL:
             return zt
         st["bp_triggered"] += 1
-        lo, hi = 0.0, 1.0
-        for _ in range(steps):
-            mid = 0.5 * (lo + hi)
-            if o.violation(psi.forward(anchor + mid * (zt - anchor))) <= FEAS_TOL:
-                lo = mid
-            else:
-                hi = mid
-        return anchor + lo * (zt - anchor)
+        return _bisect(o, psi, anchor, zt, steps)
 
     return proj
 
@@ -137,11 +204,16 @@ def hom_pgd_plus(
     hidden: int = 64,
     seed: int = 0,
     info: dict[str, Any] | None = None,
+    rule: str = "monotone",
+    quality: bool = True,
     **_: Any,
 ) -> SolverGen:
-    """Hom-PGD+ (INN map + bisected projection); trains the INN first unless one is given.
-    ``info`` (a dict) receives ``train_time``, the held-out map quality (``eps_inn``) and
-    ``setup_time`` (everything before the first iteration)."""
+    """Hom-PGD+ (INN map + bisected projection); trains the INN first unless one is given (a
+    per-instance :class:`~icml26.agents.constrained_opt.maps.INNMap`, or a conditional map bound
+    to this instance, :meth:`~icml26.agents.constrained_opt.maps.CondINNMap.bind`).
+    ``info`` (a dict) receives ``train_time``, the held-out map quality (``eps_inn``; skipped
+    with ``quality=False``) and ``setup_time`` (everything before the first iteration)."""
+    _check_rule(rule)
     n = int(o.n)
     t0 = time.perf_counter()
     if inn is None:
@@ -152,11 +224,15 @@ def hom_pgd_plus(
         anchor = ball_project(inn.inverse(np.asarray(o.x0, float)))
     if info is not None:
         info["train_time"] = inn.train_time
-        info["eps_inn"] = inn.quality(o)
+        if quality:
+            info["eps_inn"] = inn.quality(o)
         info["anchor_feasible"] = bool(o.violation(inn.forward(anchor)) <= FEAS_TOL)
         info["setup_time"] = time.perf_counter() - t0  # training + the eps_inn estimate
     if not o.violation(inn.forward(anchor)) <= FEAS_TOL:
         yield np.asarray(o.x0, float).copy()  # no feasible anchor: the map is unusable
+        return
+    if rule != "monotone":
+        yield from _ball_pgd_release(o, inn, iters, anchor, info, project=rule == "release")
         return
     yield from _ball_pgd(o, inn, iters, anchor, bisected_projection(o, inn, anchor, stats=info))
 
@@ -176,12 +252,69 @@ def project_exact(o: Any, v: np.ndarray, start: np.ndarray) -> np.ndarray:
     return y if o.violation(y) <= FEAS_TOL else start
 
 
-def pgd_exact(o: Any, iters: int = 500, **_: Any) -> SolverGen:
+def _timed_projection(
+    o: Any, info: dict[str, Any] | None
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """:func:`project_exact`, counting calls and their CPU / wall seconds into ``info``."""
+    st = info if info is not None else {}
+    st.setdefault("proj_calls", 0)
+    st.setdefault("proj_cpu", [])
+    st.setdefault("proj_wall", [])
+
+    def proj(v: np.ndarray, start: np.ndarray) -> np.ndarray:
+        c0, t0 = time.process_time(), time.perf_counter()
+        y = project_exact(o, v, start)
+        st["proj_calls"] += 1
+        st["proj_cpu"].append(time.process_time() - c0)
+        st["proj_wall"].append(time.perf_counter() - t0)
+        return y
+
+    return proj
+
+
+def _pgd_exact_release(o: Any, iters: int, info: dict[str, Any] | None = None) -> SolverGen:
+    proj = _timed_projection(o, info)
+    x = np.asarray(o.x0, float).copy()
+    fx = o.f(x)
+    lr = RELEASE_LR0
+    for _ in range(iters):
+        xt = x - lr * o.grad(x)
+        if not o.violation(xt) <= FEAS_TOL:  # the release projects infeasible points only
+            xt = proj(xt, x)
+        ft = o.f(xt)
+        if ft > fx:
+            lr = max(lr * RELEASE_DECAY, RELEASE_MIN_LR)
+        done = abs(ft - fx) <= RELEASE_CONV and o.violation(xt) <= FEAS_TOL
+        x, fx = xt, ft
+        yield x
+        if done:
+            return
+
+
+def pgd_exact(
+    o: Any,
+    iters: int = 500,
+    rule: str = "monotone",
+    info: dict[str, Any] | None = None,
+    skip_feasible: bool = False,
+    **_: Any,
+) -> SolverGen:
+    """PGD with the exact projection; ``info`` (a dict) receives ``proj_calls`` and the CPU /
+    wall seconds of every projection (``proj_cpu``, ``proj_wall``). ``skip_feasible``: a
+    feasible trial point is its own projection, so it is not passed to SLSQP (the release rule
+    always does this)."""
+    _check_rule(rule)
+    if rule != "monotone":
+        yield from _pgd_exact_release(o, iters, info)
+        return
+    proj = _timed_projection(o, info)
     x = np.asarray(o.x0, float).copy()
     fx, g = o.f(x), o.grad(x)
     step = _Step(0.1 * _typical_radius(o) / max(float(np.linalg.norm(g)), 1e-12))
     for _ in range(iters):
-        xt = project_exact(o, x - step.eta * g, x)
+        xt = x - step.eta * g
+        if not (skip_feasible and o.violation(xt) <= FEAS_TOL):
+            xt = proj(xt, x)
         ft = o.f(xt)
         if ft < fx:
             x, fx = xt, ft
@@ -248,7 +381,15 @@ def alm(o: Any, iters: int = 500, inner: int = 50, rho0: float = 10.0, **_: Any)
     yield from _merit_descent(o, iters, inner, merit, outer)
 
 
-def slsqp(o: Any, iters: int = 500, **_: Any) -> SolverGen:
+def slsqp(o: Any, iters: int = 500, timed: bool = False, **_: Any) -> SolverGen:
+    """SLSQP from ``x0``; one yield (its final point), or with ``timed=True`` every SLSQP
+    iterate as ``(x, wall, cpu)`` stamped when SLSQP reached it (:func:`run` reads the stamps),
+    then the final point."""
+    stamps: list[tuple[np.ndarray, float, float]] = []
+
+    def cb(xk: np.ndarray) -> None:
+        stamps.append((np.array(xk, float), time.perf_counter(), time.process_time()))
+
     res = minimize(
         o.f,
         np.asarray(o.x0, float),
@@ -257,7 +398,10 @@ def slsqp(o: Any, iters: int = 500, **_: Any) -> SolverGen:
         bounds=list(zip(np.asarray(o.lb, float), np.asarray(o.ub, float))),
         constraints=[{"type": "ineq", "fun": lambda x: -o.g(x), "jac": lambda x: -o.jac(x)}],
         options={"maxiter": iters, "ftol": 1e-10},
+        callback=cb if timed else None,
     )
+    if timed:
+        yield from stamps  # type: ignore[misc]
     yield np.asarray(res.x, float)
 
 
@@ -279,11 +423,13 @@ def start(method: str, oracle: Any, params: dict[str, Any]) -> SolverGen:
 
 @dataclass
 class Trace:
-    """One :func:`run`: seconds since the start and the iterate, per yielded iterate."""
+    """One :func:`run`: wall seconds (``times``) and CPU seconds of this process (``cpu``) since
+    the start, and the iterate, per yielded iterate."""
 
     times: list[float] = field(default_factory=list)
     xs: list[np.ndarray] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    cpu: list[float] = field(default_factory=list)
 
     @property
     def x(self) -> np.ndarray:
@@ -296,11 +442,24 @@ def run(
     """Drive a solver to the end (or ``max_seconds``), recording every iterate with its time."""
     tr = Trace()
     params = dict(params or {})
-    if method == "hom_pgd_plus":
+    if method in ("hom_pgd_plus", "pgd_exact"):
         params["info"] = tr.info
-    t0 = time.perf_counter()
-    for x in start(method, oracle, params):
-        t = time.perf_counter() - t0
+    return drive(lambda: start(method, oracle, params), max_seconds, tr)
+
+
+def drive(
+    make: Callable[[], Any], max_seconds: float = np.inf, trace: Trace | None = None
+) -> Trace:
+    """Run the iterate generator ``make()`` (its creation timed too) to the end or past
+    ``max_seconds`` of wall time, stamping each iterate with wall and CPU seconds."""
+    tr = trace if trace is not None else Trace()
+    c0, t0 = time.process_time(), time.perf_counter()
+    for x in make():
+        if isinstance(x, tuple):  # an iterate stamped by the solver itself (timed SLSQP)
+            x, t, c = x[0], x[1] - t0, x[2] - c0
+        else:
+            t, c = time.perf_counter() - t0, time.process_time() - c0
+        tr.cpu.append(c)
         tr.times.append(t)
         tr.xs.append(np.array(x, float))
         if t > max_seconds:

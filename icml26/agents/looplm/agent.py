@@ -3,6 +3,7 @@ with RLTT, GRPO or REINFORCE on ``icml26/LoopReasoning-v0``, all on the common a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from icml26.agents.looplm.evaluation import DEFAULT_THRESHOLDS, evaluate_policy
+from icml26.agents.looplm.evaluation import DEFAULT_THRESHOLDS, evaluate_policy, loop_accuracy
 from icml26.agents.looplm.model import LoopConfig, LoopedTransformer
 from icml26.agents.looplm.policy import DECODE_MODES, LoopedPolicy
 from icml26.agents.looplm.rl import LoopRLTrainer, RLConfig, problem_source, summarize_history
@@ -41,6 +42,9 @@ class LoopLMAgent:
         checkpoint: a file written by :meth:`save` to start from instead of a warm start.
         num_threads: torch intra-op threads set by ``learn`` and ``evaluate`` (default 1: the
             model is so small that more threads only add overhead; None leaves torch's setting).
+        device: where RL and evaluation run (``"cpu"``, ``"cuda"``, ...); the warm start is
+            trained (or loaded) on the CPU and moved there. Results on a GPU differ numerically
+            from the CPU's: compare arms run on one device.
         Any other keyword is an :class:`~icml26.agents.looplm.rl.RLConfig` field (``lr``,
         ``beta_kl``, ``group_size``, ``prompts_per_step``, ``kl_placement``, ``clip_eps``,
         ``updates_per_batch``, ``minibatches``, ``length_norm``, ``progressive_alpha``, ...).
@@ -52,10 +56,17 @@ class LoopLMAgent:
     trial seed, so every arm and every seed of a task starts from one cached checkpoint (the
     calibrated warm start of the task); the trial seed then drives only the RL sampling.
 
+    The budget's ``extra["ladder"]`` (fractions of ``rl_steps``, e.g. ``[0.125, 0.25, 0.5]``)
+    makes ``learn`` keep a copy of the weights after those RL steps and ``evaluate`` score each
+    copy too: with a constant learning rate the weights after s steps do not depend on the total,
+    so this is the budget ladder of the trial at no extra RL cost.
+
     Version 2: ``warm_start_seed``, ``minibatches``, the budget's RL keys and ``n_layers``.
+    Version 3: ``device``, the budget's ``beta_kl``, the RL budget ladder; the step statistics
+    average over the step's optimizer steps (training unchanged).
     """
 
-    version = "2"
+    version = "3"
 
     def __init__(
         self,
@@ -79,6 +90,7 @@ class LoopLMAgent:
         progress: bool = True,
         num_threads: int | None = 1,
         eval_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+        device: str = "cpu",
         **rl_kwargs: Any,
     ) -> None:
         if algo not in ("rltt", "grpo", "reinforce", "sft"):
@@ -108,10 +120,14 @@ class LoopLMAgent:
         self.decode, self.decode_loop, self.threshold = decode, decode_loop, threshold
         self.progress, self.eval_thresholds = progress, tuple(eval_thresholds)
         self.num_threads = num_threads
+        self.device = torch.device(device)
         self.tokenizer = CharTokenizer()
         self.policy: LoopedPolicy | None = None
         if checkpoint is not None:
-            self.policy = LoopedPolicy(LoopedTransformer.load(checkpoint), self.tokenizer)
+            self.policy = LoopedPolicy(
+                LoopedTransformer.load(checkpoint).to(self.device), self.tokenizer
+            )
+        self.snapshots: dict[int, dict[str, torch.Tensor]] = {}
         self.seed = 0
         self.max_new_tokens = 8
 
@@ -150,7 +166,7 @@ class LoopLMAgent:
             model, wstats = cached_warm_start(
                 cfg, u.sampler, wcfg, ws_seed, task_key, progress=self.progress
             )
-            self.policy = LoopedPolicy(model, self.tokenizer)
+            self.policy = LoopedPolicy(model.to(self.device), self.tokenizer)
             stats["warm_start"] = {k: v for k, v in wstats.items() if k != "ce_final_curve"}
         if self.algo == "sft" or rl_steps == 0:
             return stats
@@ -159,8 +175,9 @@ class LoopLMAgent:
             () if self.algo == "reinforce" else ("updates_per_batch", "minibatches")
         )
         sample_budget: dict[str, Any] = {k: int(budget.extra[k]) for k in keys if k in budget.extra}
-        if "lr" in budget.extra:
-            sample_budget["lr"] = float(budget.extra["lr"])
+        for k in ("lr", "beta_kl"):
+            if k in budget.extra:
+                sample_budget[k] = float(budget.extra[k])
         rl_cfg = RLConfig(
             algo=self.algo,
             omega=self.omega,
@@ -169,12 +186,28 @@ class LoopLMAgent:
         trainer = LoopRLTrainer(
             self.policy, problem_source(env), rl_cfg, seed=derive_seed(self.seed, "rl")
         )
-        hist = trainer.train(
-            rl_steps,
-            wall_clock_s=budget.wall_clock_s,
-            progress=self.progress,
-            desc=f"{self.algo}" + (f"[{self.omega}]" if self.algo == "rltt" else ""),
+        ladder = sorted(
+            {int(round(f * rl_steps)) for f in budget.extra.get("ladder", ())} - {0, rl_steps}
         )
+        self.snapshots = {}
+        hist: list[dict[str, Any]] = []
+        desc = f"{self.algo}" + (f"[{self.omega}]" if self.algo == "rltt" else "")
+        t0 = time.perf_counter()
+        for stop in [*ladder, rl_steps]:
+            left = (
+                None
+                if budget.wall_clock_s is None
+                else budget.wall_clock_s - (time.perf_counter() - t0)
+            )
+            hist += trainer.train(
+                stop - len(hist), wall_clock_s=left, progress=self.progress, desc=desc
+            )
+            if len(hist) < stop:  # out of wall-clock time
+                break
+            if stop < rl_steps:
+                self.snapshots[stop] = {
+                    k: v.detach().cpu().clone() for k, v in self.policy.model.state_dict().items()
+                }
         stats.update(summarize_history(hist))
         return stats
 
@@ -183,7 +216,7 @@ class LoopLMAgent:
         pol = self._require_policy()
         tokens = np.asarray(observation["tokens"])
         n = int(observation["length"])
-        ids = torch.as_tensor(tokens[:n], dtype=torch.long)[None]
+        ids = torch.as_tensor(tokens[:n], dtype=torch.long, device=pol.device)[None]
         gen = pol.generate(
             ids, torch.ones_like(ids, dtype=torch.bool), self.max_new_tokens, **self._decode_kw()
         )
@@ -198,8 +231,9 @@ class LoopLMAgent:
         self._set_threads()
         u = env.unwrapped
         src = problem_source(u)
-        return evaluate_policy(
-            self._require_policy(),
+        pol = self._require_policy()
+        out = evaluate_policy(
+            pol,
             problems,
             src.prompt,
             src.score,
@@ -208,6 +242,18 @@ class LoopLMAgent:
             k=k,
             seed=seed,
         )
+        if self.snapshots:
+            final = {k: v.detach().clone() for k, v in pol.model.state_dict().items()}
+            ladder = []
+            for step, state in sorted(self.snapshots.items()):
+                pol.model.load_state_dict(state)
+                ladder.append(
+                    {"rl_steps": step}
+                    | loop_accuracy(pol, problems, src.prompt, src.score, u.max_answer_len + 2)
+                )
+            pol.model.load_state_dict(final)
+            out["ladder"] = ladder
+        return out
 
     def save(self, path: str | Path) -> None:
         self._require_policy().model.save(path)

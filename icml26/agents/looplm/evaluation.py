@@ -52,8 +52,36 @@ def decode_and_score(
         rewards.append(np.asarray(score(comp, list(chunk)), dtype=float))
         texts.extend(comp)
         m = gen.mask.float()
-        depths.append(((gen.exit_loops * m).sum(1) / m.sum(1).clamp_min(1)).numpy())
+        depths.append(((gen.exit_loops * m).sum(1) / m.sum(1).clamp_min(1)).cpu().numpy())
     return np.concatenate(rewards), texts, np.concatenate(depths)
+
+
+@torch.no_grad()
+def loop_accuracy(
+    policy: Any,
+    problems: Sequence[Any],
+    prompt: Callable[[Any], str],
+    score: Callable[[list[str], list[Any]], np.ndarray],
+    max_new_tokens: int,
+    batch_size: int = 256,
+) -> dict[str, Any]:
+    """Greedy final-loop ``accuracy`` and its per-problem ``scores``, and the
+    ``per_loop_accuracy`` of the model truncated at each loop t = 1..T."""
+    T = policy.n_loops
+    final, _, _ = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size)
+    per_loop = [
+        final
+        if t == T
+        else decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size, loop=t)[
+            0
+        ]
+        for t in range(1, T + 1)
+    ]
+    return {
+        "accuracy": float(np.mean(final == 1.0)),
+        "scores": [float(x) for x in final],
+        "per_loop_accuracy": [float(np.mean(a == 1.0)) for a in per_loop],
+    }
 
 
 @torch.no_grad()
@@ -70,21 +98,7 @@ def evaluate_policy(
     batch_size: int = 256,
 ) -> dict[str, Any]:
     """Every metric of the family on ``problems`` (held-out test problems)."""
-    T = policy.n_loops
-    final, _, _ = decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size)
-    per_loop = [
-        final
-        if t == T
-        else decode_and_score(policy, problems, prompt, score, max_new_tokens, batch_size, loop=t)[
-            0
-        ]
-        for t in range(1, T + 1)
-    ]
-    out: dict[str, Any] = {
-        "accuracy": float(np.mean(final == 1.0)),
-        "scores": [float(x) for x in final],
-        "per_loop_accuracy": [float(np.mean(a == 1.0)) for a in per_loop],
-    }
+    out = loop_accuracy(policy, problems, prompt, score, max_new_tokens, batch_size)
     if getattr(policy, "has_exit_gate", False):
         curve = []
         for q in thresholds:

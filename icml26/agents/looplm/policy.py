@@ -65,10 +65,10 @@ def generate(
     if mode == "threshold" and not 0.0 < threshold <= 1.0:
         raise ValueError(f"generate: threshold must lie in (0, 1], got {threshold}")
     pad, eos = model.config.pad_id, model.config.eos_id
-    b = prompt_ids.shape[0]
+    b, dev = prompt_ids.shape[0], prompt_ids.device
     full_ids, full_mask = prompt_ids, prompt_mask.bool()
     cur, cache = prompt_ids, None
-    finished = torch.zeros(b, dtype=torch.bool)
+    finished = torch.zeros(b, dtype=torch.bool, device=dev)
     toks, exits = [], []
     for _ in range(int(max_new_tokens)):
         out = model(
@@ -82,22 +82,26 @@ def generate(
         )
         if mode == "fixed":
             logits = out.logits[:, -1]
-            exit_loop = torch.full((b,), float(n_loops))
+            exit_loop = torch.full((b,), float(n_loops), device=dev)
         else:
             per = out.per_loop_logits[:, -1]  # (B, T, V)
             pdf = out.exit_pdf[:, -1]  # (B, T)
             if mode == "mix":
                 logits = (pdf[..., None] * per).sum(1)
-                exit_loop = (pdf * torch.arange(1, T + 1)).sum(-1)
+                exit_loop = (pdf * torch.arange(1, T + 1, device=dev)).sum(-1)
             else:
                 cdf = pdf.cumsum(-1)
                 cdf[:, -1] = 1.0
                 idx = (cdf >= threshold).float().argmax(-1)
-                logits = per[torch.arange(b), idx]
+                logits = per[torch.arange(b, device=dev), idx]
                 exit_loop = idx.float() + 1
         if temperature > 0:
             probs = torch.softmax(logits.float() / temperature, dim=-1)
-            tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+            if generator is not None and generator.device != probs.device:
+                # a CPU generator drives the sampling of a model on another device
+                tok = torch.multinomial(probs.cpu(), 1, generator=generator).to(dev).squeeze(-1)
+            else:
+                tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
         else:
             tok = logits.argmax(-1)
         tok = torch.where(finished, torch.full_like(tok, pad), tok)
@@ -111,9 +115,11 @@ def generate(
         full_mask = torch.cat([full_mask, newly_valid[:, None]], dim=1)
         if use_cache:
             cache, cur = out.past_key_values, tok[:, None]
-    tokens = torch.stack(toks, 1) if toks else torch.zeros(b, 0, dtype=torch.long)
+    tokens = torch.stack(toks, 1) if toks else torch.zeros(b, 0, dtype=torch.long, device=dev)
     mask = completion_mask(tokens, eos)
-    return Generation(tokens, mask, torch.stack(exits, 1) if exits else torch.zeros(b, 0))
+    return Generation(
+        tokens, mask, torch.stack(exits, 1) if exits else torch.zeros(b, 0, device=dev)
+    )
 
 
 def completion_mask(tokens: Tensor, eos_id: int) -> Tensor:
@@ -146,7 +152,8 @@ class PerLoop:
 
 
 class LoopedPolicy:
-    """Wraps a :class:`LoopedTransformer` and its :class:`CharTokenizer` as a loop policy."""
+    """Wraps a :class:`LoopedTransformer` and its :class:`CharTokenizer` as a loop policy; ids
+    come back from :meth:`encode` on the model's device."""
 
     def __init__(
         self,
@@ -171,6 +178,10 @@ class LoopedPolicy:
     def has_exit_gate(self) -> bool:
         return True
 
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
     def parameters(self) -> Any:
         return self.model.parameters()
 
@@ -179,7 +190,8 @@ class LoopedPolicy:
         ids, mask = self.tokenizer.pad_batch(
             [self.tokenizer.encode(p) for p in prompts], side="left"
         )
-        return torch.from_numpy(ids), torch.from_numpy(mask)
+        dev = self.device
+        return torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev)
 
     def decode(self, tokens: Tensor) -> list[str]:
         return [self.tokenizer.decode(row) for row in tokens.tolist()]

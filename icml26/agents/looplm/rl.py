@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from icml26.agents.looplm.policy import Generation
+from icml26.agents.looplm.policy import Generation, PerLoop
 
 ALGOS = ("grpo", "rltt", "reinforce")
 OMEGAS = ("uniform", "progressive", "exit_pdf", "learned")
@@ -48,24 +48,43 @@ class RLConfig:
     """Hyperparameters of one RL run (defaults: the RLTT card's CPU-scale setup)."""
 
     algo: str = "rltt"
+    """``"grpo"``, ``"rltt"`` or ``"reinforce"``"""
     omega: str = "exit_pdf"
+    """RLTT's loop weights: ``uniform``, ``progressive``, ``exit_pdf`` or ``learned``"""
     progressive_alpha: float = 1.0
+    """exponent of the progressive weights ``t^alpha / sum s^alpha``"""
     learned_tau: float = 1.0
-    learned_lr_mult: float = 10.0  # learned omega at 10x the model's learning rate (RLTT)
+    """temperature of the learned weights ``softmax(w / tau)``"""
+    learned_lr_mult: float = 10.0
+    """the learned weights train at this multiple of the model's learning rate (RLTT: 10)"""
     group_size: int = 8
+    """completions sampled per prompt (G)"""
     prompts_per_step: int = 32
+    """prompts per rollout batch (one RL step)"""
     lr: float = 3e-4
+    """AdamW learning rate (constant)"""
     weight_decay: float = 0.0
+    """AdamW weight decay"""
     grad_clip: float = 1.0
+    """gradient-norm clip of every optimizer step"""
     beta_kl: float = 1e-3
+    """weight of the k3 KL to the frozen initial policy (final loop)"""
     kl_placement: str = "loss"
+    """``"loss"`` (a KL term) or ``"reward"`` (k1 KL subtracted from the reward)"""
     clip_eps: float = 0.2
-    updates_per_batch: int = 1  # passes (PPO epochs) over each rollout batch
-    minibatches: int = 1  # each pass split into this many minibatches of whole groups (verl)
+    """PPO clip range of the ratio, ``[1 - eps, 1 + eps]``"""
+    updates_per_batch: int = 1
+    """passes (PPO epochs) over each rollout batch"""
+    minibatches: int = 1
+    """each pass split into this many minibatches of whole groups, one optimizer step each (verl)"""
     temperature: float = 1.0
+    """sampling temperature of the rollouts (and of the log-probabilities)"""
     length_norm: str = "sequence"
+    """``"sequence"`` (1/G sum_i 1/L_i sum_j, the papers') or ``"token"`` (1/sum L_i sum_ij)"""
     adv_eps: float = 1e-6
+    """added to the group's reward std in the advantage"""
     max_new_tokens: int = 8
+    """longest completion sampled"""
 
     def __post_init__(self) -> None:
         checks = {
@@ -112,6 +131,11 @@ class RLConfig:
                 f"RLConfig.temperature: rollouts sample, so it must be > 0, got {self.temperature}"
             )
 
+    @property
+    def ppo(self) -> bool:
+        """More than one optimizer step per rollout batch: the ratio leaves 1 and the clip acts."""
+        return self.updates_per_batch * self.minibatches > 1
+
 
 # ----------------------------------------------------------------------------- loss pieces
 
@@ -125,7 +149,7 @@ def group_advantages(rewards: Tensor, eps: float = 1e-6, normalize: bool = True)
     return centered / (rewards.std(-1, unbiased=False, keepdim=True) + eps)
 
 
-def aggregate(x: Tensor, mask: Tensor, length_norm: str = "sequence") -> Tensor:
+def masked_mean(x: Tensor, mask: Tensor, length_norm: str = "sequence") -> Tensor:
     """Average per-token values ``x`` (B, N) over ``mask``: per sequence then over sequences
     (``"sequence"``), or over all tokens (``"token"``)."""
     m = mask.float()
@@ -133,7 +157,7 @@ def aggregate(x: Tensor, mask: Tensor, length_norm: str = "sequence") -> Tensor:
         return ((x * m).sum(-1) / m.sum(-1).clamp_min(1.0)).mean()
     if length_norm == "token":
         return (x * m).sum() / m.sum().clamp_min(1.0)
-    raise ValueError(f"aggregate: length_norm must be 'sequence' or 'token', got {length_norm!r}")
+    raise ValueError(f"masked_mean: length_norm must be 'sequence' or 'token', got {length_norm!r}")
 
 
 def k3_kl(logp: Tensor, ref_logp: Tensor) -> Tensor:
@@ -156,7 +180,7 @@ def grpo_loss(
     surr = rho * a
     if clip_eps is not None:
         surr = torch.minimum(surr, torch.clamp(rho, 1 - clip_eps, 1 + clip_eps) * a)
-    return -aggregate(surr, mask, length_norm)
+    return -masked_mean(surr, mask, length_norm)
 
 
 def rltt_loss(
@@ -165,14 +189,14 @@ def rltt_loss(
     """RLTT's policy term: ``-norm[sum_t omega_t log P^(t) A]``; per-loop log-probs (B, N, T),
     omega (T,) or per token (B, N, T)."""
     w = omega if omega.dim() == 3 else omega.view(1, 1, -1)
-    return -aggregate((w * per_loop_logp).sum(-1) * adv[:, None], mask, length_norm)
+    return -masked_mean((w * per_loop_logp).sum(-1) * adv[:, None], mask, length_norm)
 
 
 def reinforce_loss(
     logp: Tensor, adv: Tensor, mask: Tensor, length_norm: str = "sequence"
 ) -> Tensor:
     """Plain REINFORCE on final-loop log-probs: ``-norm[log pi A]``."""
-    return -aggregate(logp * adv[:, None], mask, length_norm)
+    return -masked_mean(logp * adv[:, None], mask, length_norm)
 
 
 def rltt_clipped_loss(
@@ -193,7 +217,7 @@ def rltt_clipped_loss(
     a = adv[:, None, None]
     surr = torch.minimum(rho * a, torch.clamp(rho, 1 - clip_eps, 1 + clip_eps) * a)
     per_tok = (w * surr).sum(-1) + ((w - w.detach()) * per_loop_logp.detach() * a).sum(-1)
-    return -aggregate(per_tok, mask, length_norm)
+    return -masked_mean(per_tok, mask, length_norm)
 
 
 def clip_fraction(logp: Tensor, old_logp: Tensor, mask: Tensor, clip_eps: float) -> float:
@@ -216,11 +240,12 @@ def loop_weights(
     learned: Tensor | None = None,
     alpha: float = 1.0,
     tau: float = 1.0,
+    device: torch.device | str | None = None,
 ) -> Tensor:
     """omega over loops: (T,) for uniform/progressive/learned, (B, N, T) for exit_pdf."""
-    t = torch.arange(1, n_loops + 1, dtype=torch.float32)
+    t = torch.arange(1, n_loops + 1, dtype=torch.float32, device=device)
     if kind == "uniform":
-        return torch.full((n_loops,), 1.0 / n_loops)
+        return torch.full((n_loops,), 1.0 / n_loops, device=device)
     if kind == "progressive":
         w = t**alpha
         return w / w.sum()
@@ -268,19 +293,97 @@ def problem_source(env: Any) -> ProblemSource:
     )
 
 
+@dataclass
+class Batch:
+    """One rollout batch of ``B = prompts_per_step x group_size`` completions, group by group, and
+    what the updates hold fixed: advantages, the reference policy's final-loop log-probs and (PPO)
+    the per-loop log-probs before the first update."""
+
+    ids: Tensor  # (B, P) left-padded prompt ids
+    mask: Tensor  # (B, P)
+    gen: Generation  # tokens, mask, exit loops (B, N)
+    rewards: Tensor  # (B,)
+    adv: Tensor  # (B,)
+    ref: Tensor  # (B, N) final-loop log-probs of the frozen initial policy
+    old: Tensor | None  # (B, N, T) per-loop log-probs before the update; None with one update
+    seconds: float  # wall time of sampling and scoring
+
+
+@dataclass
+class UpdateStats:
+    """Per optimizer step of one batch's update: KL, loss, gradient norm, clip fraction (PPO
+    only), and token sums of the final loop's entropy and of the exit distribution."""
+
+    kl: list[float]
+    loss: list[float]
+    grad_norm: list[float]
+    clip_frac: list[float]
+    entropy_sum: float = 0.0
+    exit_pdf_sum: Tensor | None = None
+    tokens: float = 0.0
+
+
+PolicyTerm = Callable[
+    [RLConfig, PerLoop, Tensor | None, Tensor, Tensor, Tensor | None], tuple[Tensor, float | None]
+]
+
+
+def _grpo_term(
+    c: RLConfig, pl: PerLoop, old: Tensor | None, adv: Tensor, mask: Tensor, omega: Tensor | None
+) -> tuple[Tensor, float | None]:
+    """GRPO's clipped surrogate on the final loop (ratio 1 without a frozen ``old``)."""
+    final = pl.log_probs[..., -1]
+    if old is None:
+        return grpo_loss(final, final.detach(), adv, mask, c.clip_eps, c.length_norm), None
+    o = old[..., -1]
+    loss = grpo_loss(final, o, adv, mask, c.clip_eps, c.length_norm)
+    return loss, clip_fraction(final, o, mask, c.clip_eps)
+
+
+def _rltt_term(
+    c: RLConfig, pl: PerLoop, old: Tensor | None, adv: Tensor, mask: Tensor, omega: Tensor | None
+) -> tuple[Tensor, float | None]:
+    """RLTT: omega-weighted per-loop log-probs, or their clipped surrogates inside the PPO loop."""
+    assert omega is not None
+    if old is None:
+        return rltt_loss(pl.log_probs, omega, adv, mask, c.length_norm), None
+    loss = rltt_clipped_loss(pl.log_probs, old, omega, adv, mask, c.clip_eps, c.length_norm)
+    return loss, clip_fraction(pl.log_probs, old, mask, c.clip_eps)
+
+
+def _reinforce_term(
+    c: RLConfig, pl: PerLoop, old: Tensor | None, adv: Tensor, mask: Tensor, omega: Tensor | None
+) -> tuple[Tensor, float | None]:
+    """REINFORCE on the final loop."""
+    return reinforce_loss(pl.log_probs[..., -1], adv, mask, c.length_norm), None
+
+
+LOSSES: dict[str, PolicyTerm] = {
+    "grpo": _grpo_term,
+    "rltt": _rltt_term,
+    "reinforce": _reinforce_term,
+}
+"""The policy term of each algorithm: ``(config, per-loop outputs, frozen old per-loop log-probs or
+None, advantages, mask, omega or None) -> (loss, clip fraction or None)``."""
+
+
 class LoopRLTrainer:
     """One trainer for GRPO, RLTT and REINFORCE (``config.algo``) on any loop policy.
 
-    ``step()`` samples ``prompts_per_step`` problems, ``group_size`` completions each from the final
-    loop at ``temperature``, scores them, computes per-loop log-probs in one forward pass and
-    makes ``updates_per_batch`` optimizer steps; it returns the step's statistics (reward,
-    accuracy, KL, entropy, mean exit distribution, omega, zero-spread group fraction, seconds).
+    ``step()`` is :meth:`_rollout` (sample ``prompts_per_step`` problems, ``group_size``
+    completions each from the final loop at ``temperature``, score them, compute advantages and
+    the frozen log-probs) then :meth:`_update` (``updates_per_batch`` passes of ``minibatches``
+    optimizer steps on the ``LOSSES[algo]`` term plus the KL); it returns the step's statistics
+    (reward, accuracy, KL, entropy, mean exit distribution, omega, zero-spread group fraction,
+    clip fraction, seconds), KL, loss, gradient norm and entropy averaged over the step's
+    optimizer steps. The policy runs on the device of its parameters.
     """
 
     def __init__(self, policy: Any, source: ProblemSource, config: RLConfig, seed: int = 0) -> None:
         self.policy, self.source, self.cfg = policy, source, config
         self.rng = np.random.default_rng(seed)
         self.torch_gen = torch.Generator().manual_seed(int(seed))
+        self.device = next(iter(policy.parameters())).device
         self.ref = copy.deepcopy(policy)  # frozen initial policy for the KL
         for p in self.ref.parameters():
             p.requires_grad_(False)
@@ -294,7 +397,7 @@ class LoopRLTrainer:
         ]
         self.omega_logits: Tensor | None = None
         if config.algo == "rltt" and config.omega == "learned":
-            self.omega_logits = torch.zeros(T, requires_grad=True)
+            self.omega_logits = torch.zeros(T, requires_grad=True, device=self.device)
             groups.append(
                 {
                     "params": [self.omega_logits],
@@ -322,8 +425,22 @@ class LoopRLTrainer:
         return [float(x) for x in w.detach()]
 
     def step(self) -> dict[str, Any]:
-        c, pol = self.cfg, self.policy
+        """One RL step: a rollout batch and its update; returns the step's statistics."""
         t0, c0 = time.perf_counter(), time.process_time()
+        batch = self._rollout()
+        upd = self._update(batch)
+        stats = self._stats(batch, upd)
+        stats.update(
+            seconds=time.perf_counter() - t0,
+            cpu_seconds=time.process_time() - c0,
+            rollout_seconds=batch.seconds,
+        )
+        self.history.append(stats)
+        return stats
+
+    def _rollout(self) -> Batch:
+        c, pol = self.cfg, self.policy
+        t0 = time.perf_counter()
         problems = self.source.sample(c.prompts_per_step, self.rng)
         prompts = [self.source.prompt(p) for p in problems]
         group_prompts = [p for p in prompts for _ in range(c.group_size)]
@@ -334,120 +451,109 @@ class LoopRLTrainer:
         )
         completions = pol.decode(gen.tokens)
         rewards = torch.as_tensor(
-            self.source.score(completions, group_problems), dtype=torch.float32
+            self.source.score(completions, group_problems), dtype=torch.float32, device=self.device
         )
-        t_roll = time.perf_counter() - t0
-
-        need_pdf = pol.has_exit_gate
+        seconds = time.perf_counter() - t0
         with torch.no_grad():
-            ref = self.ref.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[
-                ..., -1
-            ]
-            old_pl = (
+            ref = self.ref.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False)
+            old = (
                 pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs
-                if c.updates_per_batch * c.minibatches > 1
+                if c.ppo
                 else None
             )
-            old = old_pl[..., -1] if old_pl is not None else None
         shaped = rewards
         if c.kl_placement == "reward" and c.beta_kl > 0:
             with torch.no_grad():
                 cur = (
                     old
                     if old is not None
-                    else pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs[
-                        ..., -1
-                    ]
-                )
-                shaped = rewards - c.beta_kl * ((cur - ref) * gen.mask).sum(
-                    -1
-                )  # k1 summed over tokens
+                    else pol.per_loop(ids, mask, gen, c.temperature, with_exit_pdf=False).log_probs
+                )[..., -1]
+                # k1 KL summed over the completion's tokens
+                shaped = rewards - c.beta_kl * ((cur - ref.log_probs[..., -1]) * gen.mask).sum(-1)
         adv = group_advantages(
             shaped.view(-1, c.group_size), c.adv_eps, normalize=c.algo != "reinforce"
         ).view(-1)
+        return Batch(ids, mask, gen, rewards, adv, ref.log_probs[..., -1], old, seconds)
 
-        clip_fracs: list[float] = []
+    def _minibatch_rows(self) -> list[Tensor]:
+        """Row indices of each minibatch of one pass: whole groups, shuffled when more than one."""
+        c = self.cfg
         n_groups = c.prompts_per_step
-        whole = torch.arange(n_groups * c.group_size)
+        if c.minibatches == 1:
+            return [torch.arange(n_groups * c.group_size, device=self.device)]
+        order = torch.randperm(n_groups, generator=self.torch_gen)
+        return [
+            (chunk[:, None] * c.group_size + torch.arange(c.group_size)).reshape(-1).to(self.device)
+            for chunk in order.chunk(c.minibatches)
+        ]
+
+    def _update(self, b: Batch) -> UpdateStats:
+        c, pol = self.cfg, self.policy
+        term = LOSSES[c.algo]
+        out = UpdateStats([], [], [], [])
+        params = [p for g in self.opt.param_groups for p in g["params"]]
         for _ in range(c.updates_per_batch):
-            order = (
-                torch.randperm(n_groups, generator=self.torch_gen)
-                if c.minibatches > 1
-                else torch.arange(n_groups)
-            )
-            for chunk in order.chunk(c.minibatches):
-                rows = (
-                    (chunk[:, None] * c.group_size + torch.arange(c.group_size)).reshape(-1)
-                    if c.minibatches > 1
-                    else whole
-                )
-                g_mb = Generation(gen.tokens[rows], gen.mask[rows], gen.exit_loops[rows])
-                m_mb, a_mb, ref_mb = g_mb.mask, adv[rows], ref[rows]
+            for rows in self._minibatch_rows():
+                g = Generation(b.gen.tokens[rows], b.gen.mask[rows], b.gen.exit_loops[rows])
                 pl = pol.per_loop(
-                    ids[rows], mask[rows], g_mb, c.temperature, with_exit_pdf=need_pdf
+                    b.ids[rows], b.mask[rows], g, c.temperature, with_exit_pdf=pol.has_exit_gate
                 )
-                final = pl.log_probs[..., -1]
-                if c.algo == "grpo":
-                    o = old[rows] if old is not None else final.detach()
-                    policy_term = grpo_loss(final, o, a_mb, m_mb, c.clip_eps, c.length_norm)
-                    if old is not None:
-                        clip_fracs.append(clip_fraction(final, o, m_mb, c.clip_eps))
-                elif c.algo == "reinforce":
-                    policy_term = reinforce_loss(final, a_mb, m_mb, c.length_norm)
-                else:
-                    w = loop_weights(
+                w = (
+                    loop_weights(
                         c.omega,
                         pol.n_loops,
                         exit_pdf=pl.exit_pdf,
                         learned=self.omega_logits,
                         alpha=c.progressive_alpha,
                         tau=c.learned_tau,
+                        device=self.device,
                     )
-                    if old_pl is None:
-                        policy_term = rltt_loss(pl.log_probs, w, a_mb, m_mb, c.length_norm)
-                    else:
-                        policy_term = rltt_clipped_loss(
-                            pl.log_probs, old_pl[rows], w, a_mb, m_mb, c.clip_eps, c.length_norm
-                        )
-                        clip_fracs.append(
-                            clip_fraction(pl.log_probs, old_pl[rows], m_mb, c.clip_eps)
-                        )
-                kl = aggregate(k3_kl(final, ref_mb), m_mb, c.length_norm)
+                    if c.algo == "rltt"
+                    else None
+                )
+                old = b.old[rows] if b.old is not None else None
+                policy_term, cf = term(c, pl, old, b.adv[rows], g.mask, w)
+                kl = masked_mean(k3_kl(pl.log_probs[..., -1], b.ref[rows]), g.mask, c.length_norm)
                 loss = policy_term + (c.beta_kl * kl if c.kl_placement == "loss" else 0.0)
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
-                params = [p for g in self.opt.param_groups for p in g["params"]]
                 gnorm = torch.nn.utils.clip_grad_norm_(params, c.grad_clip)
                 self.opt.step()
+                with torch.no_grad():
+                    m = g.mask.float()
+                    out.kl.append(float(kl))
+                    out.loss.append(float(loss))
+                    out.grad_norm.append(float(gnorm))
+                    if cf is not None:
+                        out.clip_frac.append(cf)
+                    out.entropy_sum += float((pl.entropies[..., -1] * m).sum())
+                    out.tokens += float(m.sum())
+                    if pl.exit_pdf is not None:
+                        s = (pl.exit_pdf * m[..., None]).sum((0, 1))
+                        out.exit_pdf_sum = s if out.exit_pdf_sum is None else out.exit_pdf_sum + s
+        return out
 
-        with torch.no_grad():
-            r = rewards.view(-1, c.group_size)
-            m = gen.mask.float()
-            mb = m_mb.float()  # entropy and exit distribution: the last (mini)batch updated
-            stats: dict[str, Any] = {
-                "reward": float(rewards.mean()),
-                "accuracy": float((rewards == 1).float().mean()),
-                "kl": float(kl.detach()),
-                "entropy": float((pl.entropies[..., -1] * mb).sum() / mb.sum().clamp_min(1)),
-                "zero_spread_frac": float((r.max(-1).values == r.min(-1).values).float().mean()),
-                "completion_len": float(m.sum(-1).mean()),
-                "loss": float(loss.detach()),
-                "grad_norm": float(gnorm),
-                "seconds": time.perf_counter() - t0,
-                "cpu_seconds": time.process_time() - c0,
-                "rollout_seconds": t_roll,
-                # share of tokens whose ratio left [1 - eps, 1 + eps], mean over the updates
-                "clip_frac": float(np.mean(clip_fracs)) if clip_fracs else 0.0,
-            }
-            if pl.exit_pdf is not None:
-                stats["exit_pdf"] = [
-                    float(x)
-                    for x in (pl.exit_pdf * mb[..., None]).sum((0, 1)).detach()
-                    / mb.sum().clamp_min(1)
-                ]
+    def _stats(self, b: Batch, u: UpdateStats) -> dict[str, Any]:
+        c = self.cfg
+        r = b.rewards.view(-1, c.group_size)
+        n_tok = max(u.tokens, 1.0)
+        stats: dict[str, Any] = {
+            "reward": float(b.rewards.mean()),
+            "accuracy": float((b.rewards == 1).float().mean()),
+            "kl": float(np.mean(u.kl)),
+            "entropy": u.entropy_sum / n_tok,
+            "zero_spread_frac": float((r.max(-1).values == r.min(-1).values).float().mean()),
+            "completion_len": float(b.gen.mask.float().sum(-1).mean()),
+            "loss": float(np.mean(u.loss)),
+            "grad_norm": float(np.mean(u.grad_norm)),
+            # share of tokens whose ratio left [1 - eps, 1 + eps], mean over the updates
+            "clip_frac": float(np.mean(u.clip_frac)) if u.clip_frac else 0.0,
+        }
+        if u.exit_pdf_sum is not None:
+            stats["exit_pdf"] = [float(x) for x in u.exit_pdf_sum / n_tok]
         if self.omega():
             stats["omega"] = self.omega()
-        self.history.append(stats)
         return stats
 
     def train(

@@ -110,8 +110,9 @@ def cached_warm_start(
     folder = Path(cache or cache_dir("looplm", "warm_start"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{digest}.pt"
-    for candidate in (path,) if cache is not None else (SHIPPED / f"{digest}.pt", path):
-        if candidate.exists():
+    shipped = [] if cache is not None else [SHIPPED / f"{digest}.pt", shipped_checkpoint(key)]
+    for candidate in [*shipped, path]:
+        if candidate is not None and candidate.exists():
             return LoopedTransformer.load(candidate), {"cached": True, "path": str(candidate)}
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -120,6 +121,20 @@ def cached_warm_start(
     model.save(path)
     (Path(folder) / f"{digest}.json").write_text(key)
     return model, {"cached": False, "path": str(path), **stats}
+
+
+def shipped_checkpoint(key: str) -> Path | None:
+    """The shipped checkpoint whose key equals ``key`` up to the torch version, if any: a task's
+    warm start is data once shipped, so a machine with another torch loads the same weights."""
+
+    def strip(k: str) -> dict[str, Any]:
+        return {n: v for n, v in json.loads(k).items() if n != "torch"}
+
+    want = strip(key)
+    for meta in sorted(SHIPPED.glob("*.json")):
+        if strip(meta.read_text()) == want and meta.with_suffix(".pt").exists():
+            return meta.with_suffix(".pt")
+    return None
 
 
 def warm_start_key(

@@ -26,6 +26,42 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "description": "Halpern-anchored FBF, batches (k + 1)^2 (paper (iii) with batches for variance reduction).",
     },
     {
+        "name": "vi-km-mlmc",
+        "entry_point": _EP,
+        "kwargs": {
+            "algorithm": "km_mlmc",
+            "batch": "constant",
+            "b0": 128,
+            "relax": 0.3,
+            "relax_decay": 100.0,
+            "eta_res": 0.5,
+            "levels": 6,
+        },
+        "description": "The paper's (ii) as derived here: KM on the resolvent (lam = 1/(2L)) with "
+        "multilevel Monte Carlo estimates from inner stochastic FBF (batches of 128, a_k = 0.3/sqrt(1 + k/100)).",
+    },
+    {
+        "name": "vi-km-mlmc-wide",
+        "entry_point": _EP,
+        "kwargs": {
+            "algorithm": "km_mlmc",
+            "batch": "constant",
+            "b0": 128,
+            "relax": 0.3,
+            "relax_decay": 100.0,
+            "eta_res": 0.9,
+            "levels": 10,
+        },
+        "description": "vi-km-mlmc with the resolvent step lam = 0.9/L (tolerates weak Minty |rho| < 0.9/L; 10 levels).",
+    },
+    {
+        "name": "vi-halpern-vr",
+        "entry_point": _EP,
+        "kwargs": {"algorithm": "halpern_vr", "eta": 0.5, "batch": "linear"},
+        "description": "The paper's (iii) as derived here: Halpern-anchored FBF with a same-sample "
+        "recursive (SARAH) estimator, refreshed by (k+1)^2 samples at k+1 = 2^e (needs StochasticVI-v1).",
+    },
+    {
         "name": "vi-seg",
         "entry_point": _EP,
         "kwargs": {"algorithm": "seg", "eta": 0.5, "batch": "constant"},

@@ -23,6 +23,27 @@ P is the projection onto the box C, eta a step size in units of 1/L, b_k the bat
   ``z+ = (1 - a) z + a T_hat(z)``.
 * ``halpern_fbf``: Halpern-anchored FBF [paper (iii), with growing batches in place of its
   variance reduction]: ``z_{k+1} = beta_k z_0 + (1 - beta_k) T_hat(z_k)``, ``beta_k = 1/(k + 2)``.
+* ``km_mlmc``: the paper's (ii) as we derive it (arXiv 2602.05531's summary and the stochastic KM
+  of Alacaoglu, Kim and Wright, ICML 2024): Krasnoselskii-Mann on the resolvent
+  ``J(z) = (I + lam (F + N_C))^-1 z`` (``lam = eta_res / L``), ``z+ = (1 - a_k) z + a_k J_hat(z)``,
+  where ``J_hat`` is a multilevel Monte Carlo (Blanchet-Glynn) estimate of ``J(z)``: draw a level
+  ``J`` with ``P(J = j) = 2^-j`` (j = 1..levels, renormalized), run ``2^J`` single-sample steps of
+  stochastic FBF on the strongly monotone inner problem ``0 in w - z + lam (F(w) + N_C(w))``
+  (step ``min(1/(2 (1 + eta_res)), 2/((1 - eta_res)(t + 1)))``), and return
+  ``w_0 + (w_J - w_{J-1}) / P(J)`` with ``w_j`` the inner point after the first ``2^j`` steps
+  (one sample path, so the levels are coupled). Expected cost ``2 levels`` calls per outer step;
+  ``a_k = relax / sqrt(1 + k / relax_decay)`` with ``relax`` capped at ``1 - |rho| / lam`` on weak
+  Minty problems (the resolvent is then only conically nonexpansive; ``rho`` from reset's info;
+  no cap where ``|rho| >= lam``, outside the method's range). The level is drawn by the algorithm's own seeded
+  generator (one level for all replicate rows of :func:`run_direct`). Reports ``P(z)``.
+* ``halpern_vr``: the paper's (iii) as we derive it: Halpern-anchored FBF whose operator
+  estimate is variance reduced with same-sample differences (needs the paired oracle,
+  ``icml26/StochasticVI-v1``): ``g_k`` estimates ``F(z_k)`` by a fresh batch of
+  ``ceil(b0 (k + 1)^2)`` samples when ``k + 1`` is a power of two (epochs that double) and
+  otherwise recursively (SARAH/PAGE), ``g_k = g_{k-1} + mean_S [F_hat(z_k) - F_hat(z_{k-1})]``;
+  ``zb = P(z_k - eta g_k)``; the FBF correction uses ``mean_S' [F_hat(zb) - F_hat(z_k)]``;
+  ``|S| = |S'| = b_k`` (the batch rule, linear by default; a same-sample difference of ``b``
+  samples costs ``2 b``). Reports ``zb``.
 
 Batch rules: ``"constant"`` (b0), ``"linear"`` (``ceil(b0 (k + 1))``), ``"quadratic"``
 (``ceil(b0 (k + 1)^2)``).
@@ -44,9 +65,13 @@ BATCH_RULES = ("constant", "linear", "quadratic")
 
 
 class Query(NamedTuple):
+    """One oracle request: the mean of ``batch`` samples at ``point`` (and, with ``partner``, the
+    same samples at ``partner``: the algorithm is then sent the pair of means)."""
+
     point: np.ndarray
     iterate: np.ndarray
     batch: int
+    partner: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +82,8 @@ class Context:
     lipschitz: float
     lower: np.ndarray
     upper: np.ndarray
+    rng: np.random.Generator | None = None  # the algorithm's own randomness (MLMC levels)
+    rho: float = 0.0  # weak Minty constant (Pethick convention; <= 0), from reset's info
 
     def project(self, z: np.ndarray) -> np.ndarray:
         return np.clip(z, self.lower, self.upper)
@@ -165,6 +192,77 @@ def halpern_fbf(ctx: Context, eta: float, batch: str, b0: float, **_: Any) -> Al
         k += 1
 
 
+def mlmc_level_probabilities(levels: int) -> np.ndarray:
+    """``P(J = j)`` for ``j = 1..levels``: proportional to ``2^-j``."""
+    p = 2.0 ** -np.arange(1, levels + 1)
+    return p / p.sum()
+
+
+def km_mlmc(
+    ctx: Context,
+    eta: float,
+    batch: str,
+    b0: float,
+    eta_res: float = 0.5,
+    levels: int = 6,
+    relax: float = 0.5,
+    relax_decay: float = 100.0,
+    **_: Any,
+) -> AlgorithmGen:
+    if not 0.0 < eta_res < 1.0:
+        raise ValueError(f"km_mlmc: eta_res must be in (0, 1) (lam L < 1), got {eta_res!r}")
+    if ctx.rng is None:
+        raise ValueError("km_mlmc: needs the algorithm's generator (Context.rng) for its levels")
+    lam = eta_res / ctx.lipschitz
+    mu, lip_inner = 1.0 - eta_res, 1.0 + eta_res  # inner operator w - z + lam F(w)
+    s_max = 0.5 / lip_inner
+    # KM on a (|rho| / lam)-conically nonexpansive resolvent needs a < 1 - |rho| / lam (AKW 2024)
+    cap = 1.0 - max(-ctx.rho, 0.0) / lam
+    if cap > 0.0:
+        relax = min(relax, cap)
+    probs = mlmc_level_probabilities(int(levels))
+    z = ctx.project(ctx.z0)
+    k = 0
+    while True:
+        level = int(ctx.rng.choice(len(probs), p=probs)) + 1
+        b = batch_size(batch, b0, k)
+        report = ctx.project(z)
+        w, outs = report, []
+        for t in range(2**level):
+            s = min(s_max, 2.0 / (mu * (t + 1)))
+            f1 = yield Query(w, report, b)
+            g1 = w - z + lam * f1
+            wb = ctx.project(w - s * g1)
+            f2 = yield Query(wb, report, b)
+            w = wb - s * (wb - z + lam * f2 - g1)
+            if (t + 1) & t == 0:  # t + 1 = 2^j: the level-j output
+                outs.append(wb)
+        estimate = outs[0] + (outs[level] - outs[level - 1]) / probs[level - 1]
+        a = relax / math.sqrt(1.0 + k / relax_decay)
+        z = (1.0 - a) * z + a * estimate
+        k += 1
+
+
+def halpern_vr(ctx: Context, eta: float, batch: str, b0: float, **_: Any) -> AlgorithmGen:
+    step, anchor = eta / ctx.lipschitz, ctx.project(ctx.z0)
+    z, zb, z_prev = anchor, anchor, anchor
+    g = np.zeros_like(anchor)
+    k = 0
+    while True:
+        b = batch_size(batch, b0, k)
+        if (k + 1) & k == 0:  # k + 1 a power of two: a fresh estimate of F(z_k)
+            g = yield Query(z, zb, batch_size("quadratic", b0, k))
+        else:
+            g_new, g_old = yield Query(z, zb, b, partner=z_prev)
+            g = g + g_new - g_old
+        zb = ctx.project(z - step * g)
+        f_zb, f_z = yield Query(zb, zb, b, partner=z)
+        t = zb - step * (f_zb - f_z)
+        beta = 1.0 / (k + 2.0)
+        z_prev, z = z, beta * anchor + (1.0 - beta) * t
+        k += 1
+
+
 ALGORITHMS: dict[str, Callable[..., AlgorithmGen]] = {
     "sgda": sgda,
     "seg": seg,
@@ -173,7 +271,11 @@ ALGORITHMS: dict[str, Callable[..., AlgorithmGen]] = {
     "fbf": fbf,
     "km_fbf": km_fbf,
     "halpern_fbf": halpern_fbf,
+    "km_mlmc": km_mlmc,
+    "halpern_vr": halpern_vr,
 }
+PAIRED = frozenset({"halpern_vr"})  # algorithms that need same-sample pairs (StochasticVI-v1)
+RANDOMIZED = frozenset({"km_mlmc"})  # algorithms that draw their own random numbers
 
 
 def start(algorithm: str, ctx: Context, params: dict[str, Any]) -> AlgorithmGen:
@@ -191,19 +293,32 @@ def _fix(v: np.ndarray, radius: float) -> np.ndarray:
     return np.clip(np.nan_to_num(v, nan=radius, posinf=radius, neginf=-radius), -radius, radius)
 
 
-def clip_query(q: Query, radius: float, max_batch: int) -> tuple[np.ndarray, np.ndarray, int]:
+def clip_query(
+    q: Query, radius: float, max_batch: int
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """The query as the env accepts it: finite, inside ``[-radius, radius]``, batch in range."""
-    return _fix(q.point, radius), _fix(q.iterate, radius), int(min(max(q.batch, 1), max_batch))
+    partner = None if q.partner is None else _fix(q.partner, radius)
+    return (
+        _fix(q.point, radius),
+        _fix(q.iterate, radius),
+        int(min(max(q.batch, 1), max_batch)),
+        partner,
+    )
 
 
 class VIAlgorithmAgent:
-    """Any of :data:`ALGORITHMS` as a suite agent for ``icml26/StochasticVI-v0``.
+    """Any of :data:`ALGORITHMS` as a suite agent for ``icml26/StochasticVI-v0`` and ``-v1``.
 
     Args:
-        algorithm: a name in :data:`ALGORITHMS`.
+        algorithm: a name in :data:`ALGORITHMS` (``halpern_vr`` needs the paired oracle of
+            ``icml26/StochasticVI-v1``; every algorithm runs on v1).
         eta: step size in units of 1/L (FBF: 0.5; the card's grid is 0.25, 0.5, 0.9).
         batch: batch rule (``"constant"``, ``"linear"``, ``"quadratic"``) and ``b0`` its scale.
-        extra kwargs go to the algorithm (``alpha0`` for SEG+, ``relax`` for KM).
+        extra kwargs go to the algorithm (``alpha0`` for SEG+, ``relax`` for KM, ``eta_res``,
+            ``levels``, ``relax_decay`` for KM-MLMC).
+
+    Randomized algorithms (``km_mlmc``) draw from a generator seeded by ``reset(seed)`` through
+    ``derive_seed(seed, "vi-algorithm")``, as :func:`run_direct` does.
     """
 
     version = "1"
@@ -232,13 +347,19 @@ class VIAlgorithmAgent:
         self.params = {"eta": float(eta), "batch": batch, "b0": float(b0), **algorithm_kwargs}
         self._gen: AlgorithmGen | None = None
         self._radius, self._max_batch = 1e6, 2**20
+        self._seed: int | None = None
+        self._paired_env = False
+        self._asked_pair = False
 
     def bind(self, observation_space: Any, action_space: Any) -> None:
         self._radius = float(action_space.high[0])
-        self._max_batch = int(action_space.high[-1])
+        # v0: action [z, iterate, batch]; v1: [z, partner, iterate, batch, paired in {0, 1}]
+        paired = float(action_space.low[-1]) == 0.0
+        self._max_batch = int(action_space.high[-2 if paired else -1])
 
     def reset(self, seed: int | None = None) -> None:
         self._gen = None
+        self._seed = seed
 
     def act(self, observation: Any, info: dict[str, Any]) -> np.ndarray:
         if self._gen is None:
@@ -247,18 +368,48 @@ class VIAlgorithmAgent:
                 raise ValueError(
                     f"VIAlgorithmAgent: the first act() after reset needs reset's info; missing {missing}"
                 )
+            self._paired_env = bool(info.get("paired", False))
+            if self.algorithm in PAIRED and not self._paired_env:
+                raise ValueError(
+                    f"VIAlgorithmAgent: {self.algorithm!r} needs same-sample pairs; use "
+                    "icml26/StochasticVI-v1 (the paired oracle), not v0"
+                )
             ctx = Context(
                 np.asarray(info["z0"], float),
                 float(info["lipschitz"]),
                 np.asarray(info["lower"], float),
                 np.asarray(info["upper"], float),
+                algorithm_rng(self._seed),
+                float(info.get("rho", 0.0)),
             )
             self._gen = start(self.algorithm, ctx, self.params)
             q = next(self._gen)
         else:
-            q = self._gen.send(np.asarray(observation, dtype=float))
-        point, iterate, b = clip_query(q, self._radius, self._max_batch)
-        return np.concatenate([point, iterate, [float(b)]])
+            obs = np.asarray(observation, dtype=float)
+            if self._paired_env:
+                d = obs.shape[0] // 2
+                q = self._gen.send((obs[:d], obs[d:]) if self._asked_pair else obs[:d])  # type: ignore[arg-type]
+            else:
+                q = self._gen.send(obs)
+        point, iterate, b, partner = clip_query(q, self._radius, self._max_batch)
+        self._asked_pair = partner is not None
+        if not self._paired_env:
+            return np.concatenate([point, iterate, [float(b)]])
+        return np.concatenate(
+            [
+                point,
+                point if partner is None else partner,
+                iterate,
+                [float(b), float(self._asked_pair)],
+            ]
+        )
+
+
+def algorithm_rng(seed: int | None) -> np.random.Generator:
+    """The generator of a randomized algorithm run with ``seed`` (fresh entropy for ``None``)."""
+    from icml26.protocol import derive_seed
+
+    return np.random.default_rng(None if seed is None else derive_seed(seed, "vi-algorithm"))
 
 
 @dataclass
@@ -303,7 +454,9 @@ def run_direct(
     res = np.full((n_rep, len(cps)), np.nan)
     norms = np.full((n_rep, len(cps)), np.nan)
     z0 = problem.z0.copy() if n_rep == 1 else np.tile(problem.z0, (n_rep, 1))
-    ctx = Context(z0, problem.lipschitz, problem.lower, problem.upper)
+    ctx = Context(
+        z0, problem.lipschitz, problem.lower, problem.upper, algorithm_rng(seed), problem.rho
+    )
     gen = start(algorithm, ctx, dict(params))
     q = next(gen)
     calls, i = 0, 0
@@ -311,21 +464,29 @@ def run_direct(
     diverged = np.zeros(n_rep, dtype=bool)
     final = np.full(n_rep, np.nan)
     while True:
-        point, iterate, b = clip_query(q, radius, max_batch)
-        b = min(b, oracle_budget - calls)
-        g = problem.sample(point, rng, b, noise, sigma0, sigma1)
-        calls += b
+        point, iterate, b, partner = clip_query(q, radius, max_batch)
+        left = oracle_budget - calls
+        g: Any
+        if partner is None:
+            b = min(b, left)
+            g = problem.sample(point, rng, b, noise, sigma0, sigma1)
+            calls += b
+            total = float(g.sum())
+        elif left >= 2:  # a same-sample pair costs 2 b calls
+            b = min(b, left // 2)
+            g = problem.sample_pair(point, partner, rng, b, noise, sigma0, sigma1)
+            calls += 2 * b
+            total = float(g[0].sum() + g[1].sum())
+        else:  # one call left cannot buy a pair: the run ends here
+            g, total, calls = None, 0.0, oracle_budget
         z = problem.project(iterate).reshape(n_rep, -1)
         zmax = np.max(np.abs(z), axis=1)
-        if not (
-            math.isfinite(float(g.sum())) and float(zmax.max()) < radius / sqrt_d
-        ):  # else all are safe
+        if not (math.isfinite(total) and float(zmax.max()) < radius / sqrt_d):  # else all are safe
             norm = np.sqrt(np.sum(z * z, axis=1))
-            diverged |= ~(
-                np.all(np.isfinite(g.reshape(n_rep, -1)), axis=1)
-                & (norm <= radius)
-                & (zmax < radius)
-            )
+            finite = np.ones(n_rep, dtype=bool)
+            for part in () if g is None else (g,) if partner is None else g:
+                finite &= np.all(np.isfinite(np.asarray(part).reshape(n_rep, -1)), axis=1)
+            diverged |= ~(finite & (norm <= radius) & (zmax < radius))
         done = calls >= oracle_budget or bool(diverged.all())
         if done or (i < len(cps) and calls >= cps[i]):
             norm = np.sqrt(np.sum(z * z, axis=1))

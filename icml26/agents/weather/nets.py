@@ -103,7 +103,14 @@ def fit_window(window: int, n: int) -> int:
 
 
 class WindowAttention(nn.Module):
-    """Window self-attention with EMFormer's multi-scale convolution on q, k and v."""
+    """Window self-attention with EMFormer's multi-scale convolution on q, k and v.
+
+    ``explicit = True`` computes ``softmax(q k^T / sqrt(d)) v`` with matmuls instead of
+    ``F.scaled_dot_product_attention`` (the same function): ``torch.func.vmap`` has batching
+    rules for matmul and softmax but not for every fused attention kernel, so the seed-batched
+    trainer (:func:`icml26.agents.weather.neural.fit_jointly`) switches it on."""
+
+    explicit = False
 
     def __init__(
         self, dim: int, heads: int, window: tuple[int, int], multiscale: bool = True
@@ -126,7 +133,12 @@ class WindowAttention(nn.Module):
         qkv = qkv.permute(5, 0, 1, 3, 6, 2, 4, 7).reshape(
             3, -1, self.heads, wh * ww, d // self.heads
         )
-        out = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        if self.explicit:
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            att = torch.softmax((q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5, dim=-1)
+            out = att @ v
+        else:
+            out = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
         out = out.reshape(b, h // wh, w // ww, self.heads, wh, ww, d // self.heads)
         out = out.permute(0, 1, 4, 2, 5, 3, 6).reshape(b, h, w, d)
         return self.proj(out)

@@ -98,10 +98,11 @@ def _task(
     exact_log_z: bool = False,
     gmm: bool = False,
     alanine: bool = False,
+    version: int = 0,
 ) -> Task:
     return Task(
         id=id_,
-        version=0,
+        version=version,
         family="boltzmann",
         env_id=env_id,
         run_trial=_RUN,
@@ -219,6 +220,19 @@ TASKS: list[Task] = [
         "Alanine dipeptide (vacuum, 300 K) from 4000 replica-exchange MD frames (400 updates).",
         alanine=True,
     ),
+    # v1 (issue 40): >= 10^4 configurations of the converged MD data (env v2)
+    _task(
+        "boltzmann/aldp",
+        "icml26/BoltzmannAlanineDipeptide-v2",
+        "unbiased",
+        Budget(dataset_size=10_000, energy_evals=0, updates=2000),
+        10_000,
+        None,
+        "Alanine dipeptide (vacuum, 300 K) from 10,000 decorrelated configurations of converged "
+        "replica-exchange MD (300-947 K; 2000 updates).",
+        alanine=True,
+        version=1,
+    ),
     _task(
         "boltzmann/aldp-biased",
         "icml26/BoltzmannAlanineDipeptide-v0",
@@ -246,7 +260,8 @@ TASKS: list[Task] = [
 FLOW_2D = {"n_layers": 6, "hidden": 64, "bins": 32}
 FLOW_HD = {"n_layers": 6, "hidden": 64, "bins": 8}
 FLOW_ALDP = {**FLOW_HD, "batch_size": 128}
-LDR = {"dispersion": "mad", "lam": 1.0}  # the configuration of docs/results/boltzmann.md
+LDR = {"dispersion": "variance", "lam": 1.0}  # the tuned configuration of docs/results/boltzmann.md
+LDR_VAR = {"dispersion": "mad", "lam": 1.0}  # variational LDR (replay buffer) as on that page
 _SMOKE_FLOW = {"n_layers": 4, "hidden": 32, "bins": 16}
 
 
@@ -269,7 +284,7 @@ SUITES: dict[str, list[SuiteEntry]] = {
         SuiteEntry(
             "boltzmann/gmm40-variational",
             {
-                "flow-ldr-var": {**_SMOKE_FLOW, **LDR},
+                "flow-ldr-var": {**_SMOKE_FLOW, **LDR_VAR},
             },
             seeds=(0,),
         ),
@@ -298,7 +313,7 @@ SUITES: dict[str, list[SuiteEntry]] = {
             {
                 "flow-rkl": FLOW_2D,
                 "flow-lv-onpolicy": FLOW_2D,
-                "flow-ldr-var": {**FLOW_2D, **LDR},
+                "flow-ldr-var": {**FLOW_2D, **LDR_VAR},
                 "flow-fab": FLOW_2D,
             },
         ),
@@ -337,7 +352,7 @@ SUITES: dict[str, list[SuiteEntry]] = {
             {
                 "flow-rkl": FLOW_HD,
                 "flow-lv-onpolicy": FLOW_HD,
-                "flow-ldr-var": {**FLOW_HD, **LDR},
+                "flow-ldr-var": {**FLOW_HD, **LDR_VAR},
                 "flow-fab": FLOW_HD,
             },
         ),

@@ -15,11 +15,15 @@
   ``icml26/ScenePilotAV-v0``. run_trial trains a ScenePilot adversary against the IDM planner,
   measures the ego's crash rate and ScenePilot's overall driving score before fine-tuning (the
   planner alone) and after the agent learned against that adversary.
+* ``driving/defense-v2-human``: the same protocol in the current version: the ego is a
+  residual on the ``human`` planner on ``icml26/ScenePilotAV-v2`` in scenarios 5-7, against a
+  ScenePilot adversary (2-D action) trained on ``icml26/ScenePilot-v2``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -190,6 +194,25 @@ DEFENSE_IDM = Task(
     extra={"kind": "defense", "adversary_kwargs": BUDGET_PPO_KWARGS, "planner": "idm"},
 )
 
+DEFENSE_V2_HUMAN = dataclasses.replace(
+    DEFENSE_IDM,
+    id="driving/defense-v2-human",
+    env_id="icml26/ScenePilotAV-v2",
+    env_kwargs={
+        "scenario": [5, 6, 7],
+        "base_planner": "human",
+        "adversary_action": "acc_steer",
+        "phi": "ttc",
+    },
+    description="Fine-tune a residual on the human planner in ScenePilotAV-v2 scenarios 5-7 "
+    "against a ScenePilot adversary trained on ScenePilot-v2 in the trial.",
+    extra={
+        **DEFENSE_IDM.extra,
+        "planner": "human",
+        "adversary_env_id": "icml26/ScenePilot-v2",
+    },
+)
+
 TASKS = [
     ATTACK_IDM,
     ATTACK_CAUTIOUS,
@@ -197,16 +220,18 @@ TASKS = [
     ATTACK_CAUTIOUS_LONG,
     DEFENSE_IDM,
     ATTACK_V2_HUMAN,
+    DEFENSE_V2_HUMAN,
 ]
 
 SUITES = {
+    # the current version (ScenePilot-v2): an old id would print Gymnasium's "out of date" warning
     "smoke": [
         SuiteEntry(
-            "driving/attack-idm",
+            "driving/attack-v2-human",
             {"random": {}, "driving-scripted": {}, "scenepilot": BUDGET_PPO_KWARGS},
             seeds=(0, 1),
         ),
-        SuiteEntry("driving/defense-idm", {"driving-no-finetune": {}}, seeds=(0,)),
+        SuiteEntry("driving/defense-v2-human", {"driving-no-finetune": {}}, seeds=(0,)),
     ],
     "full": [
         SuiteEntry(
@@ -381,12 +406,13 @@ def evaluate_ego(
     seed: int,
     episodes: int,
     zero_residual: bool = False,
+    env_id: str = "icml26/ScenePilotAV-v0",
 ) -> list[dict[str, float]]:
-    """Ego episodes on ScenePilotAV-v0 against ``adversary``; 3 per scenario; sequential."""
+    """Ego episodes on ``env_id`` against ``adversary``, the scenarios in turn; sequential."""
     from icml26.envs.driving.env import parse_scenarios
 
     scen = parse_scenarios(env_kwargs.get("scenario", "all"))
-    env = gym.make("icml26/ScenePilotAV-v0", **{**env_kwargs, "adversary": adversary})
+    env = gym.make(env_id, **{**env_kwargs, "adversary": adversary})
 
     def act(obs: Any, info: dict[str, Any]) -> np.ndarray:
         return (
@@ -469,10 +495,11 @@ def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
 
     planner = task.extra.get("planner", "idm")
     kw = dict(task.env_kwargs)
+    ego_env = task.env_id
     # 1. the adversary: ScenePilot trained against the planner alone
     adversary = ScenePilotAgent(**dict(task.extra.get("adversary_kwargs", {})))
     adv_env = gym.make(
-        "icml26/ScenePilot-v0",
+        task.extra.get("adversary_env_id", "icml26/ScenePilot-v0"),
         scenario=kw.get("scenario", "all"),
         ego=planner,
         action=kw.get("adversary_action", "speed"),
@@ -485,16 +512,16 @@ def _run_defense(task: Task, agent: Any, seed: int) -> TrialOutcome:
     )
     adv_env.close()
     # 2. before: the planner alone (zero residual) against that adversary
-    before = evaluate_ego(None, kw, adversary, seed, task.eval_episodes, zero_residual=True)
+    n = task.eval_episodes
+    before = evaluate_ego(None, kw, adversary, seed, n, zero_residual=True, env_id=ego_env)
     # 3. fine-tune the agent against the adversary
     stats = train_phase(task, agent, seed, env_kwargs={**kw, "adversary": adversary})
     # 4. after: the fine-tuned agent against the same adversary, and against the scripted actors
-    after = evaluate_ego(agent, kw, adversary, seed, task.eval_episodes)
-    after_scripted = evaluate_ego(
-        agent, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes
-    )
+    after = evaluate_ego(agent, kw, adversary, seed, n, env_id=ego_env)
+    scripted_seed = derive_seed(seed, "scripted")
+    after_scripted = evaluate_ego(agent, kw, "scripted", scripted_seed, n, env_id=ego_env)
     before_scripted = evaluate_ego(
-        None, kw, "scripted", derive_seed(seed, "scripted"), task.eval_episodes, zero_residual=True
+        None, kw, "scripted", scripted_seed, n, zero_residual=True, env_id=ego_env
     )
     cr_b = float(np.mean([e["collision"] for e in before]))
     cr_a = float(np.mean([e["collision"] for e in after]))

@@ -15,6 +15,21 @@ tables ``agent.policy() -> (mu, nu)`` and computes exactly (backward induction, 
 ``scores`` are the returns of ``eval_episodes`` episodes of ``icml26/ZeroSumMarkovGame-v0``
 where the agent's max policy plays the exact best response to it (a Monte-Carlo check of
 ``V^{mu,†}``, reported exactly in ``extra["br_min_value"]``).
+
+``extra`` also records the regularized gap even where it is no metric (``"reg_gap"``, ``"inf"``
+when the policy leaves the reference's support), the CPU seconds of ``learn``
+(``"learn_cpu_s"``), and for an agent that keeps policy snapshots (SOS-MD's ``snapshots``) the
+optimization error (its regularized gap in the estimated game) and the true regularized gap at
+each snapshot (``"snapshots": {t: {"opt": ..., "true_reg": ...}}``), plus ``"optimization_gap"``
+when the agent reports one. Task extras a study's variants may set (absent from the registered
+tasks, whose trials they do not change):
+
+* ``dataset_pool``: draw this many trajectories and learn from the first n (nested data sets:
+  every n of a sweep sees a prefix of the same pool, drawn once per machine and kept in
+  ``$ICML26_CACHE/markov_games/datasets``);
+* ``data_seed``: the keys of the data's seed, ``derive_seed(seed, *keys)`` (default ``["data"]``);
+* ``openspiel_check``: ``{"seeds": [...], "n": [...]}``: on those trials of an OpenSpiel game,
+  also OpenSpiel's own NashConv of the learned policies (``"openspiel_abs_diff"``).
 """
 
 from __future__ import annotations
@@ -198,41 +213,97 @@ def _policy_tables(agent: Any) -> tuple[np.ndarray, np.ndarray]:
     return out
 
 
-def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
-    """Collect data (seeded), learn, evaluate the exact gaps and play best-response episodes."""
-    import gymnasium as gym
+def _dataset(task: Task, game: Any, seed: int) -> Any:
+    """The trial's data: ``budget.dataset_size`` trajectories seeded by ``derive_seed(seed,
+    *extra["data_seed"])``, the first of a pool of ``extra["dataset_pool"]`` when given."""
+    from icml26.envs.markov_games import cached_dataset, collect_dataset
 
-    from icml26.benchmarks.generic import bind_agent, learn_if_learner
-    from icml26.envs.markov_games import collect_dataset, make_game
-    from icml26.envs.markov_games.game import check_policy
-    from icml26.envs.markov_games.metrics import gap_parts, nash_equilibrium, regularized_gap
-
-    game = make_game(task.env_kwargs["game"], **dict(task.env_kwargs.get("game_kwargs", {})))
     n = task.budget.dataset_size
     if n is None:
         raise ValueError(
             f"task {task.id!r}: budget.dataset_size (the number of trajectories) is required"
         )
-    regime, eps, beta = (
-        task.extra["regime"],
-        float(task.extra.get("eps", 0.2)),
-        float(task.extra["beta"]),
-    )
-    data = collect_dataset(game, int(n), regime, seed=derive_seed(seed, "data"), eps=eps, beta=beta)
+    pool = int(task.extra.get("dataset_pool") or n)
+    if pool < n:
+        raise ValueError(f"task {task.id!r}: dataset_pool {pool} is smaller than n = {n}")
+    keys = [str(k) for k in task.extra.get("data_seed", ["data"])]
+    args = (game, pool, task.extra["regime"], derive_seed(seed, *keys))
+    eps, beta = float(task.extra.get("eps", 0.2)), float(task.extra["beta"])
+    if pool == n:
+        return collect_dataset(*args, eps=eps, beta=beta)
+    # a pool serves every n of a sweep: drawn once per machine ($ICML26_CACHE), then read
+    return cached_dataset(*args, eps=eps, beta=beta).head(int(n))
+
+
+def _learner_diagnostics(game: Any, agent: Any, data: Any, beta: float) -> dict[str, Any]:
+    """SOS-MD's optimization error and true regularized gap at each policy snapshot, and the
+    agent's own optimization gap, when it has them."""
+    from icml26.envs.markov_games.metrics import regularized_gap
+
+    out: dict[str, Any] = {}
+    snaps = getattr(agent, "snapshots", None)
+    est, refs = getattr(agent, "estimator", None), getattr(agent, "references", None)
+    if isinstance(snaps, dict) and snaps and est is not None and refs is not None:
+        from icml26.agents.markov_games.estimation import empirical_regularized_gap
+
+        out["snapshots"] = {
+            str(t): {
+                "opt": float(empirical_regularized_gap(est, m, v, agent.beta, *refs)),
+                "true_reg": float(
+                    regularized_gap(game, m, v, beta, data.reference_mu, data.reference_nu)
+                ),
+            }
+            for t, (m, v) in sorted(snaps.items())
+        }
+    if callable(getattr(agent, "optimization_gap", None)):
+        out["optimization_gap"] = float(agent.optimization_gap())
+    return out
+
+
+def _openspiel_diff(task: Task, mu: Any, nu: Any, gap: float) -> dict[str, float]:
+    """|OpenSpiel's NashConv - ours| of the policies (OpenSpiel's turn-based conversion)."""
+    from open_spiel.python.algorithms import exploitability
+
+    from icml26.envs.markov_games.openspiel import from_openspiel, openspiel_policy
+
+    gk = task.env_kwargs["game_kwargs"]
+    conv = from_openspiel(gk["openspiel_game"], dict(gk.get("params", {})))
+    tb, pol = openspiel_policy(conv, mu, nu)
+    theirs = float(exploitability.nash_conv(tb, pol))
+    return {"openspiel_nash_conv": theirs, "openspiel_abs_diff": abs(theirs - gap)}
+
+
+def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
+    """Collect data (seeded), learn, evaluate the exact gaps and play best-response episodes."""
+    import time
+
+    import gymnasium as gym
+
+    from icml26.benchmarks.generic import bind_agent, learn_if_learner
+    from icml26.envs.markov_games import make_game
+    from icml26.envs.markov_games.game import check_policy
+    from icml26.envs.markov_games.metrics import gap_parts, nash_equilibrium, regularized_gap
+
+    game = make_game(task.env_kwargs["game"], **dict(task.env_kwargs.get("game_kwargs", {})))
+    regime, beta = task.extra["regime"], float(task.extra["beta"])
+    data = _dataset(task, game, seed)
+    n = data.n
     if callable(getattr(agent, "bind", None)):  # the spaces before reset(), as in every task
         spaces_env = gym.make(task.env_id, **task.env_kwargs)
         bind_agent(agent, spaces_env)
         spaces_env.close()
     agent.reset(seed)
+    cpu0 = time.process_time()
     stats = learn_if_learner(agent, data, task)
+    learn_cpu_s = time.process_time() - cpu0
     mu, nu = _policy_tables(agent)
     mu = check_policy(game, mu, "max", f"{type(agent).__name__} mu")
     nu = check_policy(game, nu, "min", f"{type(agent).__name__} nu")
 
     parts = gap_parts(game, mu, nu)
     metrics = {"gap": parts["gap"]}
+    reg = regularized_gap(game, mu, nu, beta, data.reference_mu, data.reference_nu)
     if any(m.name == "reg_gap" for m in task.metrics):
-        reg = regularized_gap(game, mu, nu, beta, data.reference_mu, data.reference_nu)
         if not np.isfinite(reg):
             raise ValueError(
                 f"{type(agent).__name__}'s policy puts mass on actions the behavior never takes, so its "
@@ -260,7 +331,14 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         "br_max_value": parts["br_max"],
         "pair_value": parts["value"],
         "game_value": nash_equilibrium(game).value,
+        "reg_gap": float(reg),
+        "learn_cpu_s": learn_cpu_s,
+        "game_shape": {"H": game.H, "S": game.S, "A": game.A, "B": game.B},
+        **_learner_diagnostics(game, agent, data, beta),
     }
+    check = task.extra.get("openspiel_check")
+    if check and seed in check["seeds"] and n in check["n"]:
+        extra.update(_openspiel_diff(task, mu, nu, parts["gap"]))
     if game.S <= 100:
         extra["concentrability"] = data.concentrability()
         extra["concentrability_regularized"] = data.concentrability(beta)

@@ -5,6 +5,11 @@ fixed by the task, the oracle's noise seeded by ``derive_seed(seed, "eval", i)``
 the algorithm, the budget is oracle calls. Per episode the env's exact residual of the agent's
 last reported iterate is read off; a diverged episode scores the divergence radius.
 
+Versions: v0 plays ``icml26/StochasticVI-v0``; v1 (issue 40) the paired oracle
+``icml26/StochasticVI-v1`` (same problems, noise and budgets; unpaired queries draw exactly as
+v0), so that variance-reduced agents (``vi-halpern-vr``) can run. The oracle budget is read from
+``task.budget.extra["oracle_calls"]`` (declared a learning extra: budget ladders scale it).
+
 Metrics: ``log10_residual`` (primary: mean over episodes of log10 of the final residual, 6 for a
 diverged episode), ``residual`` (median final residual), ``diverged`` (share of episodes whose
 iterate left the divergence radius), ``oracle_calls`` (mean calls used).
@@ -12,6 +17,7 @@ iterate left the divergence radius), ``oracle_calls`` (mean calls used).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -24,7 +30,7 @@ from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
 __all__ = ["TASKS", "SUITES", "run_trial"]
 
-_ENV = "icml26/StochasticVI-v0"
+_ENVS = {0: "icml26/StochasticVI-v0", 1: "icml26/StochasticVI-v1"}
 _RADIUS = 1e6
 _METRICS = (
     Metric(
@@ -51,12 +57,13 @@ def _task(
     calls: int,
     description: str,
     sigma0: float = 0.1,
+    version: int = 0,
 ) -> Task:
     return Task(
         id=f"minmax_vi/{name}",
-        version=0,
+        version=version,
         family="minmax_vi",
-        env_id=_ENV,
+        env_id=_ENVS[version],
         run_trial="icml26.benchmarks.tasks.minmax_vi:run_trial",
         metrics=_METRICS,
         primary_metric="log10_residual",
@@ -69,7 +76,7 @@ def _task(
             "oracle_budget": calls,
             "divergence_radius": _RADIUS,
         },
-        budget=Budget(extra={"oracle_calls": calls}),
+        budget=Budget(extra={"oracle_calls": calls}, learning_extra=("oracle_calls",)),
         seeds=tuple(range(10)),
         eval_episodes=3,
         description=description,
@@ -77,7 +84,22 @@ def _task(
     )
 
 
-TASKS = [
+def _all_tasks(version: int) -> list[Task]:
+    return [_with_version(t, version) for t in _TASKS_V0]
+
+
+def _with_version(task: Task, version: int) -> Task:
+    if version == 0:
+        return task
+    return dataclasses.replace(
+        task,
+        version=version,
+        env_id=_ENVS[version],
+        description=task.description + " Paired oracle (StochasticVI-v1).",
+    )
+
+
+_TASKS_V0 = [
     _task(
         "bilinear-growing",
         "bilinear",
@@ -135,6 +157,8 @@ TASKS = [
     ),
 ]
 
+TASKS = _all_tasks(0) + _all_tasks(1)
+
 _SMOKE_AGENTS: dict[str, dict[str, Any]] = {"vi-fbf": {}, "vi-seg": {}, "vi-seg-batched": {}}
 SUITES = {
     "smoke": [SuiteEntry("minmax_vi/bilinear-growing", _SMOKE_AGENTS, seeds=(0, 1))],
@@ -152,19 +176,23 @@ SUITES = {
                     "vi-ogda",
                     "vi-seg-plus",
                     "vi-sgda",
+                    "vi-km-mlmc",
+                    "vi-km-mlmc-wide",
+                    "vi-halpern-vr",
                 )
             },
         )
-        for t in TASKS
+        for t in _all_tasks(1)
     ],
 }
 
 
 def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
     """Play ``task.eval_episodes`` oracle episodes with the agent as the algorithm (see the module doc)."""
-    env = gym.make(task.env_id, **task.env_kwargs)
+    calls = int(task.budget.extra.get("oracle_calls", task.env_kwargs["oracle_budget"]))
+    env = gym.make(task.env_id, **{**task.env_kwargs, "oracle_budget": calls})
     bind_agent(agent, env)
-    logs, finals, diverged, calls = [], [], [], []
+    logs, finals, diverged, used = [], [], [], []
     for i in range(task.eval_episodes):
         info = rollout(agent, env, derive_seed(seed, "eval", i)).info
         div = bool(info.get("diverged", False))
@@ -172,12 +200,12 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         finals.append(_RADIUS if div else res)
         logs.append(math.log10(_RADIUS) if div else math.log10(max(res, 1e-16)))
         diverged.append(float(div))
-        calls.append(float(info["oracle_calls"]))
+        used.append(float(info["oracle_calls"]))
     env.close()
     metrics = {
         "log10_residual": float(np.mean(logs)),
         "residual": float(np.median(finals)),
         "diverged": float(np.mean(diverged)),
-        "oracle_calls": float(np.mean(calls)),
+        "oracle_calls": float(np.mean(used)),
     }
     return TrialOutcome(metrics=metrics, scores=logs, extra={"final_residuals": finals})

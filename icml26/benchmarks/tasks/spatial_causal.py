@@ -14,12 +14,14 @@ negative = better than answering "no spillover"), and scores the exposure-respon
 ``ERF_POINTS`` = 5 shares of treated neighbours (``erf_points=5``; the action must include it).
 v1 episodes also record R^2 of the hidden
 confounder on the agent's substitute confounder (if it exposes ``latent``) and on smooth proxies
-(:func:`icml26.agents.spatial_causal.diagnostics.proxy_r2`).
+(:func:`icml26.agents.spatial_causal.diagnostics.proxy_r2`). Every episode records the CPU
+seconds of the agent's ``act`` (its fit), ``act_cpu_s``.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -172,7 +174,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         confounder = np.asarray(info["confounder"], dtype=np.float64)
         public = {k: v for k, v in info.items() if k != "confounder"}
         agent.reset(s)
+        cpu0 = time.process_time()
         action = agent.act(obs, info if reveal else public)
+        act_cpu_s = time.process_time() - cpu0
         if v1 and action.get("erf") is None:
             raise ValueError(
                 f"{task.key} scores the exposure-response curve: the action needs 'erf' with "
@@ -199,6 +203,7 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
             "truth_spillover": float(step_info["truth"]["spillover"]),
             "estimate_direct": float(np.asarray(action["direct"]).reshape(-1)[0]),
             "estimate_spillover": float(np.asarray(action["spillover"]).reshape(-1)[0]),
+            "act_cpu_s": act_cpu_s,
             **{k: float(v) for k, v in info.items() if k.startswith(("smoothness", "confounding"))},
             "diagnostics": {
                 k: float(v) for k, v in (getattr(agent, "diagnostics", None) or {}).items()

@@ -94,6 +94,7 @@ coordinates:
 | `tiny` | 300 / 450 K exchange, train 256, test 128, stride 10 | 600 K, 256 / 64 | well under a second |
 | `decorrelated` (default of `icml26/BoltzmannAlanineDipeptide-v1`) | replica exchange on 300, 400, 533, 710 K (acceptance 0.25-0.31); train: 4 independent runs of 0.6 ns, thinned by the largest integrated autocorrelation time of cos/sin phi, cos/sin psi and the energy (stride 50 frames measured: 480 configurations); test: 2 independent runs of 0.6 ns, every frame, with run ids | 600 K, 4 runs (train, thinned) / 2 runs (test) | about 5 CPU-minutes once |
 | `decorrelated-long` | as `decorrelated`, 8 + 4 runs of 1.2 ns | as `decorrelated`, 2x longer | about 4x that |
+| `converged` (default of `icml26/BoltzmannAlanineDipeptide-v2`) | replica exchange on 300, 400, 533, 710, 947 K; train: 8 independent runs of 7.5 ns (thinned as above: >= 10^4 configurations); test: 4 runs of 7.5 ns; each run cached on its own (`md.alanine_runs(target, kind, split, workers=2)` makes them in parallel; an interrupted generation resumes); `md.phi_share_agreement` compares the runs' phi > 0 shares with their own standard errors | as `decorrelated` | about 2.5 CPU-hours once (estimated from `decorrelated`'s cost per replica-ns) |
 | `tiny-decorrelated` | as `decorrelated` at test size | | about a second |
 
 `md.pool_diagnostics(pool)` reports, for decorrelated pools, the phi > 0 population of every run,

@@ -70,4 +70,21 @@ ENV_SPECS: list[dict[str, Any]] = [
         },
         version=1,
     ),
+    # v2 (issue 40): the "converged" preset -- a hotter replica-exchange ladder (300-947 K) and
+    # 8 + 4 independent 7.5 ns runs: >= 10^4 decorrelated training configurations from runs
+    # whose phi > 0 shares agree with their own standard errors
+    _spec(
+        "AlanineDipeptide",
+        "aldp",
+        "Boltzmann sampling (LDR): alanine dipeptide, Amber via OpenMM, 300 K, converged MD data (>= 10^4 configurations).",
+        {
+            "target_kwargs": {"backend": "openmm", "data_preset": "tiny-decorrelated"},
+            "dataset_size": 16,
+        },
+        kwargs={
+            "target_kwargs": {"backend": "openmm", "data_preset": "converged"},
+            "batch_size": 256,
+        },
+        version=2,
+    ),
 ]

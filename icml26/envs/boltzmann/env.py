@@ -82,6 +82,10 @@ class BoltzmannEnv(gym.Env):
 
     ## Version History
     * v0: initial version.
+    * ``BoltzmannAlanineDipeptide-v1``: decorrelated MD data (independent replica-exchange runs,
+      training frames thinned by the autocorrelation time; preset ``"decorrelated"``).
+    * ``BoltzmannAlanineDipeptide-v2``: preset ``"converged"`` (300-947 K ladder, 8 + 4 runs of
+      7.5 ns: >= 10^4 training configurations; issue 40).
 
     ## Example
     >>> import gymnasium as gym, numpy as np, icml26

@@ -23,6 +23,12 @@ shows a progress bar. Presets: ``"full"`` (v1 data: one long run per pool, frame
   independent runs. Stored diagnostics: the phi > 0 population of each run, its running value
   over simulation time, every IAT, the stride and the exchange acceptances
   (:func:`pool_diagnostics`). About 5 CPU-minutes once; ``"decorrelated-long"`` runs 4x longer.
+* ``"converged"`` (issue 40; the default of ``icml26/BoltzmannAlanineDipeptide-v2``): the same
+  construction with a hotter ladder (300-947 K, five replicas) and 8 training + 4 test runs of
+  7.5 ns each, so that the training pool holds >= 10^4 decorrelated configurations and the
+  phi > 0 share of independent runs agrees with their own standard errors
+  (:func:`phi_share_agreement`). About 2.5 CPU-hours once; every run is cached on its own
+  (``alanine_runs`` makes them, in parallel if asked), so an interrupted generation resumes.
 * ``"tiny-decorrelated"``: the same construction at test size.
 """
 
@@ -46,6 +52,9 @@ __all__ = [
     "alanine_pool",
     "integrated_autocorrelation_time",
     "pool_diagnostics",
+    "phi_share_agreement",
+    "alanine_runs",
+    "pool_cached",
 ]
 
 
@@ -97,6 +106,16 @@ PRESETS: dict[str, MDPreset] = {
         biased_frames=(("train", 12000), ("test", 6000)),
         stride=100,
         burn_in_frames=500,
+        runs=(("train", 8), ("test", 4)),
+    ),
+    # issue 40: >= 10^4 training configurations from runs whose phi > 0 shares agree; the top
+    # replica at 947 K (ratio 1.33 as above) crosses the phi barrier often
+    "converged": MDPreset(
+        ladder=(*_V2_LADDER, 947.0),
+        frames=(("train", 75_000), ("test", 75_000)),
+        biased_frames=(("train", 6000), ("test", 3000)),
+        stride=100,
+        burn_in_frames=1000,
         runs=(("train", 8), ("test", 4)),
     ),
     "tiny-decorrelated": MDPreset(
@@ -250,40 +269,7 @@ def _independent_runs(
     progress: bool,
 ) -> dict[str, np.ndarray]:
     """``n_runs`` independent runs; frames labelled, IAT-thinned when ``thin``, with diagnostics."""
-    from icml26.envs.boltzmann.openmm_energy import OpenMMEnergy
-
-    energy_fn = OpenMMEnergy(target.solvent)
-    runs = []
-    for r in range(n_runs):
-        x, diag = run_langevin(
-            target.solvent,
-            temps,
-            n_frames,
-            preset.stride,
-            preset.burn_in_frames,
-            derive_seed(seed, "run", r),
-            preset.timestep_fs,
-            preset.friction_per_ps,
-            progress,
-        )
-        x32 = x.astype(np.float32)
-        e, _ = energy_fn(x32.astype(np.float64))  # labels of the stored coordinates
-        u = e / target.kt
-        phi, obs = _observables(x32, u)
-        iat = [integrated_autocorrelation_time(obs[:, k]) for k in range(obs.shape[1])]
-        pos = (phi > 0).astype(np.float64)
-        checkpoints = np.linspace(n_frames / 10, n_frames, 10).astype(int)
-        runs.append(
-            {
-                "x": x32,
-                "energy": u,
-                "iat": np.asarray(iat),
-                "iat_phi_positive": integrated_autocorrelation_time(pos),
-                "phi_positive": pos.mean(),
-                "phi_positive_curve": np.array([pos[:m].mean() for m in checkpoints]),
-                "exchange_acceptance": np.asarray(diag["exchange_acceptance"], np.float64),
-            }
-        )
+    runs = [_one_run(target, temps, preset, r, n_frames, seed, progress) for r in range(n_runs)]
     stride = int(np.ceil(max(float(r["iat"].max()) for r in runs))) if thin else 1
     return {
         "x": np.concatenate([r["x"][::stride] for r in runs]),
@@ -297,6 +283,134 @@ def _independent_runs(
         "phi_positive": np.array([r["phi_positive"] for r in runs]),
         "phi_positive_curve": np.stack([r["phi_positive_curve"] for r in runs]),
         "exchange_acceptance": np.stack([r["exchange_acceptance"] for r in runs]),
+    }
+
+
+def _run_params(
+    target: AlanineDipeptide, temps: tuple[float, ...], preset: MDPreset, n_frames: int, seed: int
+) -> dict[str, Any]:
+    return {
+        "solvent": target.solvent,
+        "temperatures": tuple(temps),
+        "label_temperature": target.temperature,
+        "frames": int(n_frames),
+        "stride": preset.stride,
+        "burn_in_frames": preset.burn_in_frames,
+        "timestep_fs": preset.timestep_fs,
+        "friction_per_ps": preset.friction_per_ps,
+        "seed": int(seed),
+        "version": 1,
+    }
+
+
+def _one_run(
+    target: AlanineDipeptide,
+    temps: tuple[float, ...],
+    preset: MDPreset,
+    r: int,
+    n_frames: int,
+    seed: int,
+    progress: bool,
+) -> dict[str, Any]:
+    """Run ``r`` of a pool (cached on its own, keyed by every parameter and its own seed):
+    labelled frames, IATs, the phi > 0 indicator's share, running share and IAT."""
+    run_seed = derive_seed(seed, "run", r)
+
+    def make() -> dict[str, np.ndarray]:
+        from icml26.envs.boltzmann.openmm_energy import OpenMMEnergy
+
+        x, diag = run_langevin(
+            target.solvent,
+            temps,
+            n_frames,
+            preset.stride,
+            preset.burn_in_frames,
+            run_seed,
+            preset.timestep_fs,
+            preset.friction_per_ps,
+            progress,
+        )
+        x32 = x.astype(np.float32)
+        e, _ = OpenMMEnergy(target.solvent)(
+            x32.astype(np.float64)
+        )  # labels of the stored coordinates
+        return {
+            "x": x32,
+            "energy": e / target.kt,
+            "exchange_acceptance": np.asarray(diag["exchange_acceptance"], np.float64),
+        }
+
+    a = cached_arrays("md-run", _run_params(target, temps, preset, n_frames, run_seed), make)
+    u = a["energy"]
+    phi, obs = _observables(a["x"], u)
+    pos = (phi > 0).astype(np.float64)
+    checkpoints = np.linspace(n_frames / 10, n_frames, 10).astype(int)
+    return {
+        "x": a["x"],
+        "energy": u,
+        "iat": np.asarray(
+            [integrated_autocorrelation_time(obs[:, k]) for k in range(obs.shape[1])]
+        ),
+        "iat_phi_positive": integrated_autocorrelation_time(pos),
+        "phi_positive": pos.mean(),
+        "phi_positive_curve": np.array([pos[:m].mean() for m in checkpoints]),
+        "exchange_acceptance": a["exchange_acceptance"],
+    }
+
+
+def alanine_runs(
+    target: AlanineDipeptide, kind: str, split: str, runs: list[int] | None = None, workers: int = 1
+) -> int:
+    """Make (and cache) the independent runs of a decorrelated pool, ``workers`` at a time; the
+    pool itself is then assembled from the cache. Returns the number of runs made or found."""
+    preset = PRESETS[target.data_preset]
+    if not preset.runs:
+        raise ValueError(f"alanine_runs: preset {target.data_preset!r} has no independent runs")
+    params = _pool_params(target, kind, split)
+    temps, n_frames = tuple(params["temperatures"]), int(params["frames"])
+    seed = derive_seed(0, "aldp", target.solvent, kind, split)
+    todo = list(range(int(params["runs"]))) if runs is None else list(runs)
+    if workers <= 1:
+        for r in todo:
+            _one_run(target, temps, preset, r, n_frames, seed, True)
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
+            list(
+                ex.map(
+                    _one_run,
+                    *zip(*[(target, temps, preset, r, n_frames, seed, False) for r in todo]),
+                )
+            )
+    return len(todo)
+
+
+def pool_cached(target: AlanineDipeptide, kind: str, split: str) -> bool:
+    """Whether the pool ``kind`` / ``split`` is on disk (reading it then costs no simulation)."""
+    from icml26.envs.boltzmann.datasets import cache_path
+
+    return cache_path("md", _pool_params(target, kind, split)).exists()
+
+
+def phi_share_agreement(diag: dict[str, Any]) -> dict[str, Any]:
+    """Between-run against within-run spread of the phi > 0 share of a decorrelated pool
+    (:func:`pool_diagnostics` output): each run's own standard error ``sqrt(p (1 - p) tau / n)``
+    (tau its IAT of the indicator phi > 0, n its frames), the between-run SD of the shares, and
+    their ratio SD / RMS(SE) -- about 1 when every run sampled one converged distribution, above
+    it when the runs disagree by more than their own statistics claim."""
+    p = np.asarray(diag["phi_positive_per_run"], dtype=float)
+    tau = np.maximum(np.asarray(diag["iat_phi_positive_frames"], dtype=float), 1.0)
+    n = diag["ns_per_run"] * 1e3 / diag["frame_ps"]  # frames per run
+    se = np.sqrt(p * (1 - p) * tau / n)
+    sd = float(p.std(ddof=1)) if p.size > 1 else float("nan")
+    rms = float(np.sqrt(np.mean(se**2)))
+    return {
+        "between_sd": sd,
+        "within_se": se.tolist(),
+        "rms_within_se": rms,
+        "ratio": sd / rms if rms > 0 else float("inf"),
     }
 
 
@@ -325,10 +439,8 @@ def pool_diagnostics(pool: BoltzmannDataset) -> dict[str, Any]:
     }
 
 
-def alanine_pool(
-    target: AlanineDipeptide, kind: str, split: str, progress: bool = True
-) -> BoltzmannDataset:
-    """The cached MD pool ``kind`` / ``split`` of ``target`` (generated on first use)."""
+def _pool_params(target: AlanineDipeptide, kind: str, split: str) -> dict[str, Any]:
+    """The cache key of a pool: every parameter that changes its frames."""
     preset = PRESETS[target.data_preset]
     frames = dict(preset.frames if kind == "unbiased" else preset.biased_frames)
     if split not in frames:
@@ -352,6 +464,17 @@ def alanine_pool(
     }
     if preset.runs:  # v2: independent runs, training pools thinned by the IAT
         params.update(runs=dict(preset.runs)[split], thin=split == "train", version=2)
+    return params
+
+
+def alanine_pool(
+    target: AlanineDipeptide, kind: str, split: str, progress: bool = True
+) -> BoltzmannDataset:
+    """The cached MD pool ``kind`` / ``split`` of ``target`` (generated on first use)."""
+    preset = PRESETS[target.data_preset]
+    params = _pool_params(target, kind, split)
+    frames = {split: params["frames"]}
+    temps = tuple(params["temperatures"])
     seed = derive_seed(0, "aldp", target.solvent, kind, split)
     if preset.runs:
         return _v2_pool(target, kind, split, params, seed, progress)

@@ -14,12 +14,21 @@ a known radial function), `jcc_opf` (joint chance-constrained DC-OPF on pypower'
 at least S - K of S = 20 demand scenarios, sigma 5%, eps = 0.1, must meet every line and slack
 limit; the best known solution is exact: one convex QP per admissible scenario subset) and
 `attack` (a non-uniform l2 attack, `||B diag(w) d||_2 <= 0.06` and the image box, on a tanh MLP
-trained on sklearn's bundled digits; objective: the logit margin). Best-known solutions of the
-other problems: multi-start SLSQP (20 starts), cached under `$ICML26_CACHE/constrained_opt`.
+trained on sklearn's bundled digits; objective: the logit margin) and `qcqp_param` (a parametric
+family, the release's parametric QCQP: shared quadratic rows, per-instance right-hand sides and
+objective; `Oracle.condition` holds the instance parameters a conditional map sees). Best-known
+solutions of the other problems: multi-start SLSQP (20 starts), cached under
+`$ICML26_CACHE/constrained_opt`.
 
-Deviations from the paper (method card): per-instance INN training (the paper conditions the
-INN on instance parameters and amortizes it); case30 instead of PGLib cases; digits instead of
-CIFAR-10; SLSQP instead of IPOPT/Gurobi as the solver row.
+## Parametric families
+`problems.Family.make("qcqp_param", {...})` draws instances by seed and keeps what an amortized
+method trains on apart from what it is tested on: training seeds `[0, 1e6)`, validation
+`[1e6, 2e6)`, test instance `i` is seed `2e6 + i`.
+
+Deviations from the paper (method card): on the v0 problems the INN is trained per instance
+(`hom-pgd-plus`); the amortized agent `hom-pgd-plus-amortized` trains one conditional INN per
+family as the paper does (the family task below); case30 instead of PGLib cases; digits instead
+of CIFAR-10; SLSQP instead of IPOPT/Gurobi as the solver row.
 
 ## Task notes
 `constrained_opt/{qcqp-10x10, qcqp-10x100, qcqp-30x30, star-10, jcc-opf-case30, attack-digits-l2}`:
@@ -27,6 +36,16 @@ CIFAR-10; SLSQP instead of IPOPT/Gurobi as the solver row.
 max violation of the final point (the env's final reward negated). Agents: `hom-pgd-plus` (the paper's
 method), `hom-pgd-gauge` (the exact map), `co-pgd-exact`, `co-penalty`, `co-alm`, `co-slsqp`.
 `icml26.agents.constrained_opt.solvers.run` runs the same methods without the env.
+
+`constrained_opt/qcqp-param-40x1500` (the family task; `run_family_trial`): `qcqp_param` with
+n = 40, m = 1,500, box only; the agent's `learn(family, budget)` runs once (2,000 updates for
+`hom-pgd-plus-amortized`; timed), then it solves 100 test instances through `solve(problem)`
+(or its `act` loop). On a tenth of them per seed (instance `i` in the trial of seed `i mod 10`)
+exact-projection PGD, SLSQP and the exact gauge map run back to back with it in one process, the
+order rotated per instance; every iterate is stamped with CPU and wall seconds, so the speed
+claim is read as paired per-instance times to target gaps (0.5, 0.25, 0.1, 0.01). Metrics:
+`penalized_gap` (primary), `rel_gap`, `feasible_rate`, `reach_rate` (gap <= 0.1), `online_cpu_s`,
+`learn_cpu_s`; per-instance records in `extra["instances"]`.
 Results: [docs/results/constrained_opt.md](../results/constrained_opt.md).
 
 ## Running an agent

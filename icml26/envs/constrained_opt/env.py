@@ -34,6 +34,8 @@ class Oracle:
         self.n, self.lb, self.ub = problem.n, problem.lb.copy(), problem.ub.copy()
         self.x0 = problem.x0.copy()
         self.name = problem.name
+        # a parametric family's instance parameters (public problem data), else None
+        self.condition = None if problem.condition is None else np.array(problem.condition)
         self.calls = dict.fromkeys(_COUNTED, 0)
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -95,7 +97,9 @@ class ConstrainedOptEnv(gym.Env):
     constraint violation, relative gap to a cached best-known solution (computed by a slow
     multi-start or exact method, :func:`~icml26.envs.constrained_opt.problems.best_known`).
     Problems: ``qcqp`` (non-convex QCQP), ``star`` (known radial function), ``jcc_opf``
-    (chance-constrained DC-OPF on IEEE case30), ``attack`` (non-uniform attack on a digits MLP).
+    (chance-constrained DC-OPF on IEEE case30), ``attack`` (non-uniform attack on a digits MLP),
+    ``qcqp_param`` (a parametric QCQP family; the oracle's ``condition`` holds the instance's
+    parameters).
 
     ## Action Space
     ``Box(-inf, inf, (n + 1,), float64)``: ``[x (n), stop]``; ``stop > 0.5`` ends the episode

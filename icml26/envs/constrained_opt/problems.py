@@ -22,6 +22,7 @@ convex QP (jcc_opf).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -35,7 +36,7 @@ from scipy.optimize import minimize
 
 from icml26._paths import cache_dir, cached, params_digest
 
-PROBLEMS = ("qcqp", "star", "jcc_opf", "attack")
+PROBLEMS = ("qcqp", "star", "jcc_opf", "attack", "qcqp_param")
 ANCHOR_FRAC = 0.05  # attack anchor: this fraction of the norm budget, towards the image box centre
 FEAS_TOL = 1e-5  # feasibility tolerance of the homopt repo (method card, step 6)
 
@@ -61,6 +62,7 @@ class Problem:
     ub: np.ndarray
     x0: np.ndarray
     params: dict[str, Any] = field(default_factory=dict)
+    condition: np.ndarray | None = None  # a parametric family's instance parameters
 
     # ---- objective -------------------------------------------------------------------------
     def f(self, x: np.ndarray) -> float:
@@ -151,13 +153,15 @@ class QCQP(Problem):
         return 0.5 * x @ Qx + self.p0 @ x, Qx + self.p0
 
     def _cons(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        QX = np.einsum("mij,bj->bmi", self.Qs, X)  # (B, m, n)
+        m, n = self.ps.shape
+        QX = (X @ self.Qs.reshape(m * n, n).T).reshape(len(X), m, n)  # one GEMM: (B, m, n)
         vals = 0.5 * np.einsum("bmi,bi->bm", QX, X) + X @ self.ps.T - self.bs
         return vals, QX + self.ps[None]
 
     def _radial(self, U: np.ndarray) -> np.ndarray:
         x0 = self.x0
-        a = 0.5 * np.einsum("bi,mij,bj->bm", U, self.Qs, U)
+        m, n = self.ps.shape
+        a = 0.5 * np.einsum("bmi,bi->bm", (U @ self.Qs.reshape(m * n, n).T).reshape(-1, m, n), U)
         b = U @ (self.Qs @ x0 + self.ps).T
         c = (0.5 * np.einsum("i,mij,j->m", x0, self.Qs, x0) + self.ps @ x0 - self.bs)[None]
         disc = b * b - 4 * a * c
@@ -186,6 +190,72 @@ def qcqp(n: int = 10, m: int = 10, seed: int = 0) -> QCQP:
     p0 = rng.normal(size=n) / n
     prob = QCQP("qcqp", n, np.full(n, -5.0), np.full(n, 5.0), np.zeros(n), {"m": m, "seed": seed})
     prob.Q0, prob.p0, prob.Qs, prob.ps, prob.bs = Q0, p0, Qs, ps, bs
+    return prob
+
+
+@functools.lru_cache(maxsize=8)
+def _qcqp_family(
+    n: int, m: int, family_seed: int, radius: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The constraint rows shared by a parametric family: those of :func:`qcqp` at
+    ``family_seed``, then the ball ``0.5 x'(2I)x <= radius^2`` when ``radius`` is set."""
+    fam = qcqp(n, m, seed=family_seed)
+    Qs, ps, bs = fam.Qs, fam.ps, fam.bs
+    if radius is not None:
+        Qs = np.concatenate([Qs, 2.0 * np.eye(n)[None]])
+        ps = np.concatenate([ps, np.zeros((1, n))])
+        bs = np.concatenate([bs, [float(radius) ** 2]])
+    for a in (Qs, ps, bs):
+        a.flags.writeable = False
+    return Qs, ps, bs
+
+
+def qcqp_param(
+    n: int = 10,
+    m: int = 5000,
+    seed: int = 0,
+    family_seed: int = 0,
+    spread: float = 0.5,
+    radius: float | None = 5.0,
+) -> QCQP:
+    """One instance of a parametric non-convex QCQP family, the setting the paper's conditional
+    INN amortizes over (the homopt release's parametric QCQP ``NonConvexQCProblem`` and its
+    QCQP script config, read at the stored commit). Shared by the family (``family_seed``): the
+    ``m`` indefinite quadratic rows ``Q_i, p_i`` of :func:`qcqp`, the box ``[-5, 5]^n`` and the
+    release's ball ``||x|| <= radius`` (``R = 5``; ``radius=None``: the box alone, as
+    :func:`qcqp`). Drawn per instance from ``seed``: the right-hand sides
+    ``b_i = b0_i (1 + spread u_i)``, ``u_i ~ U(-1, 1)`` (``b0`` as :func:`qcqp`; ``x0 = 0``
+    stays strictly feasible), and the release's random objective ``0.5 x'Q0 x + p0'x`` with
+    ``Q0 = U diag(lam) U' / n`` (rank ``n // 2``, unit columns, ``lam ~ N(0, 1)``),
+    ``p0 ~ N(0, I) / n``. The instance parameters a conditional map sees are ``u``
+    (``prob.condition``). Deviation: the release redraws ``Q_i, p_i`` per instance too (a set
+    encoder over the constraints); here they are the family's, so the right-hand sides alone
+    condition the map. Note: with the ball, every quadratic row is redundant once ``n >= 40``
+    (``0.5 ||Q_i|| R^2 + R ||p_i|| <= b_i``) and the set is the ball itself."""
+    _check_int("qcqp_param", n=n, m=m)
+    if not 0 <= spread < 1:
+        raise ValueError(f"qcqp_param: spread must be in [0, 1), got {spread!r}")
+    if radius is not None and not radius > 0:
+        raise ValueError(f"qcqp_param: radius must be > 0 or None, got {radius!r}")
+    Qs, ps, b0 = _qcqp_family(n, m, int(family_seed), None if radius is None else float(radius))
+    rng = np.random.default_rng([seed, n, m, family_seed, 29])
+    u = rng.uniform(-1.0, 1.0, m)
+    r = max(1, n // 2)
+    U = rng.normal(size=(n, r))
+    U /= np.linalg.norm(U, axis=0, keepdims=True)
+    prob = QCQP(
+        "qcqp_param",
+        n,
+        np.full(n, -5.0),
+        np.full(n, 5.0),
+        np.zeros(n),
+        {"m": m, "seed": seed, "family_seed": family_seed, "spread": spread, "radius": radius},
+    )
+    prob.Q0 = (U * rng.normal(size=r)) @ U.T / n
+    prob.p0 = rng.normal(size=n) / n
+    prob.Qs, prob.ps = Qs, ps
+    prob.bs = np.concatenate([b0[:m] * (1.0 + spread * u), b0[m:]])
+    prob.condition = u
     return prob
 
 
@@ -562,6 +632,7 @@ def _predict(net: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
 # ============================================================================ registry
 GENERATORS: dict[str, Callable[..., Problem]] = {
     "qcqp": qcqp,
+    "qcqp_param": qcqp_param,
     "star": star,
     "jcc_opf": jcc_opf,
     "attack": attack,
@@ -573,6 +644,55 @@ def make_problem(name: str, **kwargs: Any) -> Problem:
     if name not in GENERATORS:
         raise ValueError(f"constrained_opt: problem must be one of {PROBLEMS}, got {name!r}")
     return GENERATORS[name](**kwargs)
+
+
+TRAIN_SEEDS = 1_000_000  # a family's training instances: seeds [0, TRAIN_SEEDS)
+VALIDATION_OFFSET = 1_000_000  # an agent's own held-out instances: [1e6, 2e6)
+TEST_OFFSET = 2_000_000  # a task's test instances: 2e6 + i (never trained or validated on)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A parametric family: a generator whose instances differ only by ``seed`` and expose their
+    parameters as ``condition`` (``qcqp_param``). Seeds are split three ways so that what an
+    amortized method trains on never overlaps what it is tested on: training draws
+    (:meth:`train_instance`) from ``[0, 1e6)``, validation (:meth:`validation_instances`) from
+    ``[1e6, 2e6)``, tests (:meth:`test_instance`) from ``2e6``."""
+
+    problem: str
+    kwargs: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def make(cls, problem: str, kwargs: dict[str, Any] | None = None) -> Family:
+        kw = dict(kwargs or {})
+        if "seed" in kw:
+            raise ValueError("Family: instance seeds are drawn by the family, not given in kwargs")
+        fam = cls(problem, tuple(sorted(kw.items())))
+        if fam.instance(0).condition is None:
+            raise ValueError(f"Family: {problem!r} instances have no condition (not parametric)")
+        return fam
+
+    def instance(self, seed: int) -> Problem:
+        return make_problem(self.problem, **dict(self.kwargs), seed=int(seed))
+
+    def train_instance(self, rng: np.random.Generator) -> Problem:
+        return self.instance(int(rng.integers(0, TRAIN_SEEDS)))
+
+    def validation_instances(self, k: int, start: int = 0) -> list[Problem]:
+        return [self.instance(VALIDATION_OFFSET + start + j) for j in range(k)]
+
+    def test_instance(self, i: int) -> Problem:
+        return self.instance(TEST_OFFSET + int(i))
+
+    @property
+    def n(self) -> int:
+        return self.instance(0).n
+
+    @property
+    def condition_dim(self) -> int:
+        c = self.instance(0).condition
+        assert c is not None
+        return int(np.size(c))
 
 
 def _check_int(where: str, **vals: Any) -> None:

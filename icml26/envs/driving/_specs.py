@@ -40,7 +40,7 @@ ENV_SPECS: list[dict[str, Any]] = [
         "entry_point": "icml26.envs.driving.env_v2:ScenePilotV2Env",
         "vector_entry_point": "icml26.envs.driving.env_v2:make_vector_env_v2",
         "max_episode_steps": 300,
-        "doc": "ScenePilot-v2: v1 with a sigma that flags crossing conflicts (RSS routes of different geometry), scenarios 3 and 4 re-tuned, human-like ego.",
+        "doc": "ScenePilot-v2: v1 with a sigma that flags crossing conflicts (RSS routes of different geometry), scenarios 1-4 re-tuned, human-like ego.",
         "test_kwargs": {"scenario": 5},
     },
     {

@@ -1,5 +1,5 @@
 """``icml26/ScenePilot-v2`` and ``icml26/ScenePilotAV-v2``: ScenePilot-v1 with a sigma that flags
-crossing conflicts, scenarios 3 and 4 re-tuned so that they discriminate, and the ``human``
+crossing conflicts, scenarios 1-4 re-tuned so that they discriminate, and the ``human``
 planner as the default ego. v0 and v1 are unchanged; v2 is v1's code with these settings.
 
 Why (measured on v1, ``docs/results/driving.md``): v1's RSS sigma kept every collision of every
@@ -173,7 +173,7 @@ class ScenePilotV2Env(_V2, ScenePilotV1Env):
     ScenePilot-v2: ScenePilot-v1 (the agent is the adversary of one of the 8 SafeBench pre-crash
     scenarios; reward for avoidable collisions; collision-horizon Phi; randomized scenes; traffic
     lights) with three changes, each for a measured reason (module docstring): sigma flags
-    crossing conflicts (RSS's rule for routes of different geometry), scenarios 3 and 4
+    crossing conflicts (RSS's rule for routes of different geometry), scenarios 1-4
     discriminate, and the default ego is ``"human"``.
 
     ## Action Space
@@ -193,8 +193,10 @@ class ScenePilotV2Env(_V2, ScenePilotV1Env):
     without the release's recoverable-gap credit. ``"rss-v1"``: v1's sigma; ``"released"``: v0's.
 
     ## Starting State
-    As v1; scenario 3's lead car starts 10-26 m ahead and drives at 0-10 m/s (1-D action), scenario
-    4's oncoming car 50 +- 20 m (after a 0-20 m shift back) from its v1 spawn.
+    As v1, except: scenario 1's walker starts 0-12 m further from the road; scenario 2's scripted
+    cyclist starts at 35 m (x the drawn trigger scale) instead of at once; scenario 3's lead car
+    starts 10-26 m ahead and drives at 0-10 m/s (1-D action); scenario 4's oncoming car 50 +- 20 m
+    (after a 0-20 m shift back) from its v1 spawn.
 
     ## Episode End
     As v1 (``episode_metrics`` with ``min_sigma_pre_collision`` and ``avoidable_collision``).
@@ -203,7 +205,7 @@ class ScenePilotV2Env(_V2, ScenePilotV1Env):
     v1's, with ``ego="human"`` and ``sigma="rss"`` (v2's) as defaults.
 
     ## Version History
-    * v2: crossing-route sigma, no recoverable-gap credit, scenarios 3 and 4 re-tuned, ego "human".
+    * v2: crossing-route sigma, no recoverable-gap credit, scenarios 1-4 re-tuned, ego "human".
     * v1: collision reward, RSS sigma, collision-horizon Phi, randomized scenarios, traffic lights.
     * v0: initial version.
 

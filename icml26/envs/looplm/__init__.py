@@ -101,7 +101,8 @@ trainer.train(100)
 | `looplm/addition-2d` | `task="addition", digits=2` | 400 warm-start steps, 100 RL steps of 16 prompts x 8 | `accuracy` (primary), `pass_at_8` |
 | `looplm/multiplication-2x1` | `task="multiplication", digits_a=2, digits_b=1` | same | same |
 | `looplm/addition-2d-1block` | `task="addition", digits=2`; model with ONE shared block per loop | calibrated warm start (shipped, shared by all arms and seeds), 40 RL steps of 16 prompts x 8, 4 PPO minibatches, lr 3e-4; seeds 0-9 | same |
-| `looplm/permutation-hops-8x3` | `task="permutation_hops", size=8, hops=3`; ONE shared block per loop with input injection | same as `addition-2d-1block` | same |
+| `looplm/permutation-hops-8x3` v0 | `task="permutation_hops", size=8, hops=3`; ONE shared block per loop with input injection | same as `addition-2d-1block` | same |
+| `looplm/permutation-hops-8x3` v1 (default) | same | the same warm start; 240 RL steps of 64 prompts x 8, one update per batch, lr 1e-3, KL beta 1e-3 (chosen on a validation split, identical for every arm; issue 35); every trial also scores its weights after 1/8, 1/4 and 1/2 of the RL steps (`extra["eval"]["ladder"]`); `rl_steps` scales with `budget_scale` | same |
 
 On `looplm/addition-2d-1block` the looped model's own trajectory depends on depth (its loop 4
 clearly beats its loop 1, while accuracy is flat across loops on the first two tasks), but a
@@ -119,4 +120,7 @@ it while a 1-loop model with the same parameters and steps stays at chance (1/5)
 `looplm-rltt-uniform`, `looplm-rltt-progressive`, `looplm-rltt-learned`, `looplm-grpo`,
 `looplm-reinforce`, `looplm-sft`) add per-loop accuracy, the threshold curve, exit-mix accuracy,
 the exit distribution and the training curves to `extra`. Any other agent answers through `act`.
+The looplm agents take `device="cuda"` to run RL and evaluation on a GPU (the numbers then differ
+from the CPU's in the last bits: compare arms run on one device); `experiments/looplm_device.sh`
+runs the permutation-hops comparison that way in one command.
 """

@@ -224,13 +224,20 @@ def _interleave(weights: np.ndarray, n: int) -> np.ndarray:
     """Component of each trajectory: deterministic, every prefix close to the proportions."""
     if weights.size == 1:
         return np.zeros(n, dtype=np.int64)
-    counts = np.zeros(weights.size)
-    out = np.empty(n, dtype=np.int64)
+    # argmax_k (w_k (i + 1) - counts_k), first maximum on ties, in plain floats: the same
+    # IEEE arithmetic as the numpy expression, ~20x faster than one numpy call per trajectory
+    w = [float(x) for x in weights]
+    counts = [0.0] * len(w)
+    out = [0] * n
     for i in range(n):
-        k = int(np.argmax(weights * (i + 1) - counts))
-        out[i] = k
-        counts[k] += 1
-    return out
+        best, top = 0, w[0] * (i + 1) - counts[0]
+        for k in range(1, len(w)):
+            v = w[k] * (i + 1) - counts[k]
+            if v > top:
+                best, top = k, v
+        out[i] = best
+        counts[best] += 1.0
+    return np.asarray(out, dtype=np.int64)
 
 
 def collect_dataset(
@@ -629,8 +636,8 @@ class OfflineDataset:
                 },
             )
         old = os.environ.get("MINARI_DATASETS_PATH")
-        if data_path is not None:
-            os.environ["MINARI_DATASETS_PATH"] = str(data_path)
+        if data_path is not None:  # absolute: Minari 0.5 joins a relative root twice
+            os.environ["MINARI_DATASETS_PATH"] = str(Path(data_path).resolve())
         try:
             kwargs: dict[str, Any] = {
                 "algorithm_name": f"behavior:{self.metadata['behavior'].get('regime')}",
@@ -722,22 +729,23 @@ def cached_dataset(
     seed: int = 0,
     eps: float = 0.2,
     progress: bool = False,
+    beta: float = 0.1,
 ) -> OfflineDataset:
     """:func:`collect_dataset`, cached under ``$ICML26_CACHE/markov_games/datasets`` keyed by every
-    parameter that shapes it (game fingerprint, regime, eps, n, seed)."""
+    parameter that shapes it (game fingerprint, regime, eps, beta, n, seed)."""
     from icml26._paths import cache_dir, cached
 
     g = make_game(game)
-    key = f"{g.fingerprint()}-{regime}-eps{eps:g}-n{n}-seed{seed}.npz"
+    key = f"{g.fingerprint()}-{regime}-eps{eps:g}-beta{beta!r}-n{n}-seed{seed}.npz"
     path = cache_dir("markov_games", "datasets") / key
 
     def make() -> OfflineDataset:
         if not progress:
-            return collect_dataset(g, n, regime, seed, eps)
+            return collect_dataset(g, n, regime, seed, eps, beta=beta)
         from tqdm.auto import tqdm
 
         with tqdm(total=1, desc=f"collecting {n} trajectories ({regime})", leave=False) as bar:
-            ds = collect_dataset(g, n, regime, seed, eps)
+            ds = collect_dataset(g, n, regime, seed, eps, beta=beta)
             bar.update(1)
         return ds
 

@@ -335,6 +335,20 @@ def _openspiel(game: str, params: Mapping[str, Any] | None = None) -> TabularMar
     return from_openspiel(game, dict(params or {})).game
 
 
+# simultaneous-move OpenSpiel games that convert (recognized without open_spiel installed)
+_OPENSPIEL_GAMES = ("goofspiel", "oshi_zumo")
+
+
+def _is_openspiel_game(name: str) -> bool:
+    """``name`` names an OpenSpiel game (``pyspiel.registered_names()`` when installed)."""
+    key = name.replace("-", "_")
+    try:
+        import pyspiel
+    except ImportError:
+        return key in _OPENSPIEL_GAMES
+    return key in _OPENSPIEL_GAMES or key in pyspiel.registered_names()
+
+
 def game_names() -> list[str]:
     return sorted(_BUILDERS)
 
@@ -365,6 +379,14 @@ def make_game(
             f"make_game: expected a game name, a spec dict or a TabularMarkovGame, got {type(game).__name__}"
         )
     if game not in _BUILDERS:
+        if _is_openspiel_game(game):
+            raise KeyError(
+                f"make_game: {game!r} is an OpenSpiel game: pass game='openspiel', "
+                f"openspiel_game={game.replace('-', '_')!r} and the game's params, e.g. "
+                "parallel_env(game='openspiel', openspiel_game='goofspiel', "
+                "params={'num_cards': 3}) (needs the openspiel extra: "
+                "pip install 'icml26-gym[openspiel]')"
+            )
         raise unknown_name_error("game", game, _BUILDERS)
     try:
         key = json.dumps(kwargs, sort_keys=True)

@@ -120,7 +120,8 @@ def gap_parts(game: TabularMarkovGame, mu: Any, nu: Any) -> dict[str, float]:
         "br_max": hi,
         "br_min": lo,
         "value": float(game.initial @ v[0]),
-        "gap": max(hi - lo, 0.0),
+        # as duality_gap computes it (the same number to the last bit, not hi - lo's rounding)
+        "gap": max(float(game.initial @ (v_max[0] - v_min[0])), 0.0),
     }
 
 

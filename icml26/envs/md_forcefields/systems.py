@@ -6,6 +6,7 @@ kcal/mol/A (the MD22 convention), masses in amu, time in fs. OpenMM works in nm 
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,10 @@ def load_system(name: str, **kwargs: Any) -> MolSystem:
     _openmm()
     import openmm.app as app
     import openmm.unit as u
+
+    # openmmtools imports pymbar, which logs a 10-line "JAX NOT FOUND" banner and a long warning
+    # about its timeseries module (neither is used here) at import, in every trial that gets here
+    logging.getLogger("pymbar").setLevel(logging.ERROR)
     from openmmtools import testsystems
 
     if name == "ala2":

@@ -1,6 +1,7 @@
 """Stochastic min-max games and variational inequalities (arXiv 2602.05531: VIs without bounded
 variance). :mod:`.problems` holds the operators, boxes, residuals and noise models; :mod:`.env`
-the oracle env ``icml26/StochasticVI-v0``; see ``docs/envs/minmax_vi.md``.
+the oracle env ``icml26/StochasticVI-v0`` and its paired version ``-v1`` (the same samples at two
+points, for variance-reduced methods); see ``docs/envs/minmax_vi.md``.
 
 `gym.make("icml26/StochasticVI-v0")`: a stochastic first-order oracle for variational
 inequalities and min-max games (Alacaoglu and Kim, ICML 2026, arXiv 2602.05531). The agent is
@@ -17,9 +18,12 @@ exact gradients, a stationary point certified by its residual). See `icml26/envs
 ## Task notes
 `minmax_vi/{bilinear-growing, bilinear-box, bilinear-bounded, lagrangian-qp, weak-minty, network-game}`:
 10 public seeds, 3 oracle episodes each, 1e5 oracle calls; primary metric `log10_residual`
-(6 for a diverged episode). Agents: `vi-fbf` (the paper's minibatch FBF), `vi-km-fbf`,
-`vi-halpern-fbf` (the paper's inexact KM and Halpern variants, with growing batches in place of
-MLMC / variance reduction), `vi-seg`, `vi-seg-batched`, `vi-ogda`, `vi-seg-plus`, `vi-sgda`.
+(6 for a diverged episode); v0 on `StochasticVI-v0`, v1 on the paired `StochasticVI-v1`.
+Agents: `vi-fbf` (the paper's minibatch FBF), `vi-km-mlmc` / `vi-km-mlmc-wide` (the paper's
+inexact KM with a multilevel Monte Carlo resolvent estimate, as derived here), `vi-halpern-vr`
+(the paper's variance-reduced Halpern FBF, as derived here; v1 tasks only), `vi-km-fbf` and
+`vi-halpern-fbf` (growing-batch substitutes for the last two), `vi-seg`, `vi-seg-batched`,
+`vi-ogda`, `vi-seg-plus`, `vi-sgda`.
 `icml26.agents.minmax_vi.algorithms.run_direct` runs the same algorithms without the env (and on
 many replicates at once) for long experiments. Results: [docs/results/minmax_vi.md](../results/minmax_vi.md).
 

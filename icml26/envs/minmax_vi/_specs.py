@@ -11,4 +11,11 @@ ENV_SPECS: list[dict[str, Any]] = [
         "doc": "Stochastic VI / min-max oracle: query points, receive noisy operator samples (growing variance).",
         "test_kwargs": {"problem_kwargs": {"n": 3}, "oracle_budget": 200},
     },
+    {
+        "id": "icml26/StochasticVI-v1",
+        "entry_point": "icml26.envs.minmax_vi.env:StochasticVIEnv",
+        "kwargs": {"paired": True},
+        "doc": "The StochasticVI oracle with same-sample pairs at two points (for variance-reduced methods).",
+        "test_kwargs": {"problem_kwargs": {"n": 3}, "oracle_budget": 200},
+    },
 ]

@@ -28,13 +28,20 @@ class StochasticVIEnv(gym.Env):
     covers and where unbatched extragradient diverges.
 
     ## Action Space
-    ``Box((2 d + 1,), float64)``: ``[query z (d), iterate (d), batch]``. The first ``2 d`` entries
-    lie in ``[-divergence_radius, divergence_radius]`` (an iterate reaching that bound counts as diverged); ``batch`` is rounded to an integer in
-    ``[1, max_batch]``. The query may lie outside ``C`` (FBF evaluates there); the iterate is
-    projected onto ``C`` before scoring (``info["infeasibility"]`` says by how much it moved).
+    v0 (``paired=False``): ``Box((2 d + 1,), float64)``: ``[query z (d), iterate (d), batch]``.
+    v1 (``paired=True``): ``Box((3 d + 2,), float64)``: ``[query z (d), partner w (d), iterate (d),
+    batch, paired]``; with ``paired = 1`` the same ``batch`` samples are also evaluated at ``w``
+    (common random numbers, what variance-reduced methods difference) and the step costs
+    ``2 batch`` calls; with ``paired = 0`` ``w`` is ignored. Point entries lie in
+    ``[-divergence_radius, divergence_radius]`` (an iterate reaching that bound counts as
+    diverged); ``batch`` is rounded to an integer in ``[1, max_batch]``; ``paired`` is rounded to 0 or 1.
+    The query may lie outside ``C`` (FBF evaluates there); the iterate is projected onto ``C``
+    before scoring (``info["infeasibility"]`` says by how much it moved).
 
     ## Observation Space
-    ``Box(-inf, inf, (d,), float64)``: the mean operator sample at the last query (zeros after reset).
+    v0: ``Box(-inf, inf, (d,), float64)``: the mean operator sample at the last query (zeros after
+    reset). v1: ``Box(-inf, inf, (2 d,), float64)``: ``[mean sample at z, mean of the same samples
+    at w]`` (the second half zeros when the step was not paired).
 
     ## Rewards
     ``-residual(P_C(iterate))`` per step.
@@ -46,16 +53,20 @@ class StochasticVIEnv(gym.Env):
 
     ## Episode End
     Truncated when ``oracle_budget`` oracle calls are spent (the last batch is cut to what is
-    left). Terminated, with ``info["diverged"] = True``, when the iterate's norm exceeds
+    left; a paired query with one call left is not served and ends the episode). Terminated, with ``info["diverged"] = True``, when the iterate's norm exceeds
     ``divergence_radius`` or a sample is not finite.
 
     ## Arguments
     ``gym.make("icml26/StochasticVI-v0", problem="bilinear", problem_kwargs=None, noise="operator",
     sigma0=0.1, sigma1=1.0, oracle_budget=100_000, max_batch=2**20, divergence_radius=1e6,
-    render_mode=None | "ansi")``; ``problem`` is one of ``bilinear``, ``quadratic_game``,
-    ``lagrangian_qp``, ``weak_minty_quadratic``, ``global_forsaken``.
+    paired=False, render_mode=None | "ansi")``; ``problem`` is one of ``bilinear``,
+    ``quadratic_game``, ``lagrangian_qp``, ``weak_minty_quadratic``, ``global_forsaken``,
+    ``network_game``. ``icml26/StochasticVI-v1`` is this class with ``paired=True``.
 
     ## Version History
+    * v1: the paired oracle (issue 40): same-sample evaluations at two points, for variance-reduced
+      methods; action ``[z, w, iterate, batch, paired]``, observation ``[F_hat(z), F_hat(w)]``;
+      unpaired steps draw exactly as v0 (reset's info adds ``paired: True``).
     * v0: initial version.
 
     ## Example
@@ -80,6 +91,7 @@ class StochasticVIEnv(gym.Env):
         oracle_budget: int = 100_000,
         max_batch: int = 2**20,
         divergence_radius: float = 1e6,
+        paired: bool = False,
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(ENV_NAME, render_mode, self.metadata["render_modes"])
@@ -107,15 +119,27 @@ class StochasticVIEnv(gym.Env):
         self.noise, self.sigma0, self.sigma1 = noise, float(sigma0), float(sigma1)
         self.oracle_budget, self.max_batch = int(oracle_budget), int(max_batch)
         self.divergence_radius = float(divergence_radius)
+        if not isinstance(paired, (bool, np.bool_)):
+            raise ValueError(f"{ENV_NAME}: paired must be a bool, got {paired!r}")
+        self.paired = bool(paired)
+        self.env_id = "StochasticVI-v1" if self.paired else ENV_NAME  # names the id in errors
         self.render_mode = render_mode
         d = self.problem.dim
         r = self.divergence_radius
+        points = 3 if self.paired else 2
+        tail_lo, tail_hi = (
+            ([1.0, 0.0], [float(self.max_batch), 1.0])
+            if self.paired
+            else ([1.0], [float(self.max_batch)])
+        )
+        self._action_dim = points * d + len(tail_lo)
         self.action_space = spaces.Box(
-            np.concatenate([np.full(2 * d, -r), [1.0]]),
-            np.concatenate([np.full(2 * d, r), [float(self.max_batch)]]),
+            np.concatenate([np.full(points * d, -r), tail_lo]),
+            np.concatenate([np.full(points * d, r), tail_hi]),
             dtype=np.float64,
         )
-        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(d,), dtype=np.float64)
+        self._obs_shape: tuple[int, ...] = ((2 if self.paired else 1) * d,)
+        self.observation_space = spaces.Box(-np.inf, np.inf, self._obs_shape, dtype=np.float64)
         self._calls = 0
         self._done = True
         self._started = False
@@ -142,20 +166,36 @@ class StochasticVIEnv(gym.Env):
             "monotone": p.monotone,
             **self._last,
         }
-        return np.zeros(p.dim), info
+        if self.paired:
+            info["paired"] = True
+        return np.zeros(self._obs_shape), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._started:
-            raise RuntimeError(f"{ENV_NAME}: call reset() before step()")
+            raise RuntimeError(f"{self.env_id}: call reset() before step()")
         if self._done:
             raise RuntimeError(
-                f"{ENV_NAME}: the episode has ended; call reset() before stepping again"
+                f"{self.env_id}: the episode has ended; call reset() before stepping again"
             )
-        query, iterate, batch = self._check_action(action)
+        query, partner, iterate, batch = self._check_action(action)
         p = self.problem
-        batch = min(batch, self.oracle_budget - self._calls)
-        sample = p.sample(query, self.np_random, batch, self.noise, self.sigma0, self.sigma1)
-        self._calls += batch
+        left = self.oracle_budget - self._calls
+        if partner is None:
+            batch = min(batch, left)
+            sample = p.sample(query, self.np_random, batch, self.noise, self.sigma0, self.sigma1)
+            self._calls += batch
+            if self.paired:
+                sample = np.concatenate([sample, np.zeros_like(sample)])
+        elif left >= 2:
+            batch = min(batch, left // 2)
+            pair = p.sample_pair(
+                query, partner, self.np_random, batch, self.noise, self.sigma0, self.sigma1
+            )
+            sample = np.concatenate(pair)
+            self._calls += 2 * batch
+        else:  # one call left cannot buy a same-sample pair: the episode ends unserved
+            batch, sample = 0, np.zeros(self._obs_shape)
+            self._calls = self.oracle_budget
         z = p.project(iterate)
         res = p.residual(z)
         norm = float(np.linalg.norm(z))
@@ -195,29 +235,42 @@ class StochasticVIEnv(gym.Env):
         )
 
     # ------------------------------------------------------------------ helpers
-    def _check_action(self, action: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    def _check_action(self, action: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, int]:
+        """``(query, partner or None, iterate, batch)`` of a valid action (else a clear error)."""
         d = self.problem.dim
+        n = self._action_dim
+        layout = (
+            f"[query ({d}), partner ({d}), iterate ({d}), batch, paired]"
+            if self.paired
+            else f"[query ({d}), iterate ({d}), batch]"
+        )
         try:
             a = np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError):
             raise TypeError(
-                f"{ENV_NAME}: expected an action in {self.action_space}, got {action!r}"
+                f"{self.env_id}: expected an action in {self.action_space}, got {action!r}"
             ) from None
-        if a.shape != (2 * d + 1,):
+        if a.shape != (n,):
             raise ValueError(
-                f"{ENV_NAME}: expected an action of shape ({2 * d + 1},) = [query ({d}), iterate ({d}), "
-                f"batch], got shape {a.shape}"
+                f"{self.env_id}: expected an action of shape ({n},) = {layout}, got shape {a.shape}"
             )
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{ENV_NAME}: action must be finite, got {a.tolist()}")
-        if np.any(np.abs(a[:-1]) > self.divergence_radius):
+            raise ValueError(f"{self.env_id}: action must be finite, got {a.tolist()}")
+        points = a[: n - (2 if self.paired else 1)]
+        if np.any(np.abs(points) > self.divergence_radius):
             raise ValueError(
-                f"{ENV_NAME}: query and iterate must lie in [-{self.divergence_radius:g}, "
-                f"{self.divergence_radius:g}], got max |entry| {np.abs(a[:-1]).max():g}"
+                f"{self.env_id}: query and iterate must lie in [-{self.divergence_radius:g}, "
+                f"{self.divergence_radius:g}], got max |entry| {np.abs(points).max():g}"
             )
-        b = int(round(float(a[-1])))
+        raw_b = a[-2] if self.paired else a[-1]
+        b = int(round(float(raw_b)))
         if not 1 <= b <= self.max_batch:
             raise ValueError(
-                f"{ENV_NAME}: batch must be an integer in [1, {self.max_batch}], got {a[-1]!r}"
+                f"{self.env_id}: batch must be an integer in [1, {self.max_batch}], got {raw_b!r}"
             )
-        return a[:d], a[d : 2 * d], b
+        if not self.paired:
+            return a[:d], None, a[d : 2 * d], b
+        if not 0.0 <= a[-1] <= 1.0:
+            raise ValueError(f"{self.env_id}: paired must be in [0, 1] (rounded), got {a[-1]!r}")
+        partner = a[d : 2 * d] if round(float(a[-1])) == 1 else None
+        return a[:d], partner, a[2 * d : 3 * d], b

@@ -117,32 +117,83 @@ class VIProblem:
         """The mean of ``batch`` oracle samples ``F_hat(z, xi)``, drawn as one exact sample of the
         mean; ``z`` is one point ``(d,)`` or independent replicates ``(k, d)``."""
         z = np.asarray(z, dtype=float)
-        d = self.dim
-        lead = z.shape[:-1]
-        scale = 1.0 / math.sqrt(batch)
-        out = self.operator(z)
-        if noise == "additive":
-            amp = (sigma0 + sigma1 * np.sqrt(np.sum(z * z, axis=-1, keepdims=True))) * (
-                scale / math.sqrt(d)
+        return self._apply(self._draw(rng, z.shape[:-1], batch, noise, sigma0, sigma1), z)
+
+    def sample_pair(
+        self,
+        z: np.ndarray,
+        w: np.ndarray,
+        rng: np.random.Generator,
+        batch: int,
+        noise: str,
+        sigma0: float,
+        sigma1: float,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean_i F_hat(z, xi_i), mean_i F_hat(w, xi_i))``: the same ``batch`` samples at two
+        points (common random numbers, what variance-reduced methods difference; it costs
+        ``2 batch`` oracle calls). Both noise models are affine in the drawn noise, so the pair of
+        means is drawn exactly from one draw of the mean noise; ``z`` alone gets the same draws as
+        :meth:`sample` with the same generator state."""
+        z, w = np.asarray(z, dtype=float), np.asarray(w, dtype=float)
+        if z.shape != w.shape:
+            raise ValueError(
+                f"sample_pair: z and w must have one shape, got {z.shape} and {w.shape}"
             )
-            return out + amp * rng.standard_normal(lead + (d,))
+        draw = self._draw(rng, z.shape[:-1], batch, noise, sigma0, sigma1)
+        return self._apply(draw, z), self._apply(draw, w)
+
+    def _draw(
+        self,
+        rng: np.random.Generator,
+        lead: tuple[int, ...],
+        batch: int,
+        noise: str,
+        sigma0: float,
+        sigma1: float,
+    ) -> dict[str, Any]:
+        """One draw of the mean noise of ``batch`` samples (scaled by ``1/sqrt(batch)``)."""
+        d = self.dim
+        scale = 1.0 / math.sqrt(batch)
+        if noise == "additive":
+            return {
+                "noise": noise,
+                "e": rng.standard_normal(lead + (d,)) * (scale / math.sqrt(d)),
+                "sigma0": sigma0,
+                "sigma1": sigma1,
+            }
         if noise == "operator":
+            out: dict[str, Any] = {"noise": noise}
             if self.coupling is None:
-                g = rng.standard_normal(lead + (d, d)) * (sigma1 * scale / math.sqrt(d))
-                out = out + np.matmul(g, (z - self.solution)[..., None])[..., 0]
+                out["g"] = rng.standard_normal(lead + (d, d)) * (sigma1 * scale / math.sqrt(d))
             else:
-                nx, anchor = self.coupling
-                u = z - anchor
-                delta = rng.standard_normal(lead + (d - nx, nx)) * (
+                nx = self.coupling[0]
+                out["delta"] = rng.standard_normal(lead + (d - nx, nx)) * (
                     sigma1 * scale / math.sqrt(max(nx, d - nx))
                 )
-                # (Delta^T u_y, -Delta u_x): the random part of the coupling block, applied to u = z - anchor
-                out[..., :nx] += np.matmul(u[..., None, nx:], delta)[..., 0, :]
-                out[..., nx:] -= np.matmul(delta, u[..., :nx, None])[..., 0]
             if sigma0:
-                out = out + (sigma0 * scale / math.sqrt(d)) * rng.standard_normal(lead + (d,))
+                out["e"] = (sigma0 * scale / math.sqrt(d)) * rng.standard_normal(lead + (d,))
             return out
         raise ValueError(f"noise must be one of {NOISE_MODELS}, got {noise!r}")
+
+    def _apply(self, draw: dict[str, Any], z: np.ndarray) -> np.ndarray:
+        """``F(z)`` plus the noise ``draw`` at ``z``."""
+        out = self.operator(z)
+        if draw["noise"] == "additive":
+            norm = np.sqrt(np.sum(z * z, axis=-1, keepdims=True))
+            return out + (draw["sigma0"] + draw["sigma1"] * norm) * draw["e"]
+        if "g" in draw:
+            out = out + np.matmul(draw["g"], (z - self.solution)[..., None])[..., 0]
+        else:
+            assert self.coupling is not None
+            nx, anchor = self.coupling
+            u = z - anchor
+            delta = draw["delta"]
+            # (Delta^T u_y, -Delta u_x): the random part of the coupling block, applied to u = z - anchor
+            out[..., :nx] += np.matmul(u[..., None, nx:], delta)[..., 0, :]
+            out[..., nx:] -= np.matmul(delta, u[..., :nx, None])[..., 0]
+        if "e" in draw:
+            out = out + draw["e"]
+        return out
 
 
 def _orthogonal(rng: np.random.Generator, n: int) -> np.ndarray:

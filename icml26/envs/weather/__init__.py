@@ -50,6 +50,16 @@ consolidated) or netCDF that external tools open directly.
 `weather/sphere-quick` (smoke), `weather/lorenz96-10day`, `weather/qg-10day`. Metrics:
 `return` (primary) and `<channel>_<score>[_q<quantile>]_<lead>d`, e.g. `z500_rmse_5d`,
 `t2m_sedi_q95_3d`.
+
+The headline `weather/qg-turbulent` v2 adds validation data: `val_period` 2004 of an
+independent run of the same QG model (`val_source_kwargs={"seed": 1}`), which learners get
+from `env.unwrapped.dataset("val")` for learning curves (never scored, never shown in an
+episode). `icml26.benchmarks.tasks.weather.era5_task(path, ...)` builds the same protocol on a
+user's ERA5 / WeatherBench 2 zarr store (WeatherBench 2's headline channels z500, t850, q700,
+t2m, u10, v10, msl; train 1979-2015, validation 2016, test 2018 by default), and
+`python experiments/weather_ladder.py run --era5 PATH` runs the weather page's budget ladder
+on it. Divergent rollouts (RMSE above 5x climatology's) are counted in each trial's
+`extra["divergence"]`.
 """
 
 from __future__ import annotations

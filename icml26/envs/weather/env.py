@@ -150,7 +150,10 @@ class WeatherRolloutEnv(gym.Env):
     ``gym.make("icml26/WeatherRollout-v0", source="synthetic", source_kwargs=None,
     channels=None, train_period=("2000-01-01", "2002-12-31T18"),
     test_period=("2003-01-01", "2003-12-31T18"), split="test", history=2, lead_steps=40,
-    init_hours=(0, 12))``.
+    init_hours=(0, 12), val_period=None, val_source_kwargs=None)``. ``val_period`` adds held-out
+    validation data for learners (``dataset("val")``; never scored): a period of the same data
+    disjoint from both others, or, with ``val_source_kwargs`` (e.g. ``{"seed": 1}``), a period
+    of an independent run of a generated source.
 
     ## Ecosystem
     ``icml26.integrations.sb3.wrap(env)`` applies ``NormalizedAction``: ``Box(-1, 1)`` forecasts
@@ -192,6 +195,8 @@ class WeatherRolloutEnv(gym.Env):
         lead_steps: int = 40,
         init_hours: Sequence[int] = (0, 12),
         render_mode: str | None = None,
+        val_period: Sequence[str] | None = None,
+        val_source_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"{ENV_NAME}: source must be one of {SOURCES}, got {source!r}")
@@ -215,6 +220,18 @@ class WeatherRolloutEnv(gym.Env):
                 f"{ENV_NAME}: the training period {self.train_period} must end before "
                 f"the test period {self.test_period} starts"
             )
+        self.val_period = None if val_period is None else (str(val_period[0]), str(val_period[1]))
+        self.val_source_kwargs = dict(val_source_kwargs or {})
+        if self.val_source_kwargs and self.val_period is None:
+            raise ValueError(f"{ENV_NAME}: val_source_kwargs needs a val_period")
+        if self.val_period is not None and not self.val_source_kwargs:
+            vs, ve = (pd.Timestamp(t) for t in self.val_period)
+            for name, (a, b) in (("training", self.train_period), ("test", self.test_period)):
+                if vs <= pd.Timestamp(b) and pd.Timestamp(a) <= ve:
+                    raise ValueError(
+                        f"{ENV_NAME}: the validation period {self.val_period} overlaps the "
+                        f"{name} period {(a, b)}"
+                    )
         self.split = split
         self.history = int(history)
         self.lead_steps = int(lead_steps)
@@ -240,8 +257,11 @@ class WeatherRolloutEnv(gym.Env):
     # --------------------------------------------------------------------- data
     def _load(self) -> None:
         start, end = self.train_period[0], self.test_period[1]
+        if self.val_period is not None and not self.val_source_kwargs:
+            start = min(start, self.val_period[0], key=pd.Timestamp)
+            end = max(end, self.val_period[1], key=pd.Timestamp)
         self._key = cache_key(self.source, start, end, self.source_kwargs)
-        ds = open_source(self.source, start, end, **self.source_kwargs)
+        ds = open_source(self.source, start, end, **self._open_kwargs(self.source_kwargs))
         for name in self.channels:
             ch = parse_channel(name)
             if ch.variable not in ds.data_vars:
@@ -285,6 +305,13 @@ class WeatherRolloutEnv(gym.Env):
                 f"{ENV_NAME}: no initialization time at hours {self.init_hours} in {period}"
             )
 
+    def _open_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Source options; a user's ERA5 data are read for the env's channels."""
+        kw = dict(kwargs)
+        if self.source == "era5":
+            kw.setdefault("channels", tuple(self.channels))
+        return kw
+
     @property
     def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Finite ``(low, high)`` of the action shape: per-channel training mean +- 10 std."""
@@ -308,11 +335,29 @@ class WeatherRolloutEnv(gym.Env):
         return self.init_times[pos]
 
     def dataset(self, split: str = "train") -> WeatherDataset:
-        """The training (or test) period as a :class:`WeatherDataset` for learners."""
-        if split not in ("train", "test"):
-            raise ValueError(f"{ENV_NAME}: split must be 'train' or 'test', got {split!r}")
-        period = self.train_period if split == "train" else self.test_period
-        sel = self._ds.sel(time=slice(*period))
+        """The training, test or validation period as a :class:`WeatherDataset` for learners.
+
+        ``"val"`` needs the env's ``val_period``: held-out data for validation curves, from the
+        same source (with ``val_source_kwargs`` applied: e.g. ``{"seed": 1}``, an independent
+        run of a generated source). It is never scored and never shown in an episode."""
+        if split not in ("train", "test", "val"):
+            raise ValueError(f"{ENV_NAME}: split must be 'train', 'test' or 'val', got {split!r}")
+        if split == "val":
+            if self.val_period is None:
+                raise ValueError(f"{ENV_NAME}: no validation data (the env has no val_period)")
+            ds = self._ds
+            if self.val_source_kwargs:
+                kw = {**self.source_kwargs, **self.val_source_kwargs}
+                ds = open_source(self.source, *self.val_period, **self._open_kwargs(kw))
+            sel = ds.sel(time=slice(*self.val_period))
+            if sel.sizes["time"] < self.history + self.lead_steps:
+                raise ValueError(
+                    f"{ENV_NAME}: the validation period {self.val_period} holds "
+                    f"{sel.sizes['time']} states, fewer than history + lead_steps"
+                )
+        else:
+            period = self.train_period if split == "train" else self.test_period
+            sel = self._ds.sel(time=slice(*period))
         keep = [
             v
             for v in sel.data_vars

@@ -8,7 +8,9 @@ Store delivers it, or a list of such files, and returns a Dataset in WeatherBenc
   ``v10``/``10v``, ``msl``, ``sp``, ``lsm``) become WeatherBench 2 names; dims ``valid_time``,
   ``lat``, ``lon``, ``pressure_level``/``isobaricInhPa``/``plev`` become ``time``, ``latitude``,
   ``longitude``, ``level`` (Pa converted to hPa);
-* latitude increasing, longitude in [0, 360), times at the 6-hourly steps only;
+* latitude increasing, longitude in [0, 360), every variable ``(..., latitude, longitude)``
+  (WeatherBench 2's stores hold ``(time, level, longitude, latitude)``), times at the 6-hourly
+  steps only;
 * regridded first-order conservatively (area-weighted overlaps of cells, the method WeatherBench
   used to coarsen ERA5) to the task grid, by default the 5.625 deg grid (32 x 64).
 """
@@ -98,7 +100,8 @@ def standardize(ds: xr.Dataset) -> xr.Dataset:
         ds = ds.assign_coords(level=np.round(ds["level"].values).astype(int))
     lon = (ds["longitude"].values % 360.0 + 360.0) % 360.0
     ds = ds.assign_coords(longitude=lon).sortby("longitude").sortby("latitude")
-    return ds
+    # WeatherBench 2's stores hold (..., longitude, latitude); the family's arrays are (lat, lon)
+    return ds.transpose(..., "latitude", "longitude")
 
 
 def conservative_weights(

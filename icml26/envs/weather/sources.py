@@ -112,21 +112,43 @@ def open_source(name: str, start: str, end: str, cache: bool = True, **kwargs: A
         return _memo[key]
     from icml26._paths import cache_dir, cached
 
+    takes = inspect.signature(gen).parameters
+    call = {k: v for k, v in kwargs.items() if k != "progress" or "progress" in takes}
+
     def make() -> xr.Dataset:
-        return gen(start=start, end=end, **kwargs)
+        return gen(start=start, end=end, **call)
 
     if cache:
         ds = cached(
             cache_dir("weather", name) / f"{key}.nc",
             make,
-            lambda p: xr.load_dataset(p, engine="netcdf4"),
-            lambda d, tmp: d.to_netcdf(tmp, engine="netcdf4"),
+            lambda p: xr.load_dataset(p, engine=_engine(p)),
+            lambda d, tmp: d.to_netcdf(tmp, engine=_engine()),
         )
     else:
         ds = make()
     _memo.clear()
     _memo[key] = ds
     return ds
+
+
+def _engine(path: Any = None) -> str:
+    """The netCDF engine for the cache: netCDF4 where installed, else scipy (netCDF3; a machine
+    with only numpy/scipy/xarray, such as a GPU image, can still write and read the cache). An
+    existing file is read with the engine its format needs (HDF5-based or classic)."""
+    import importlib
+
+    if path is not None:
+        with open(path, "rb") as f:
+            if f.read(3) == b"CDF":
+                return "scipy"
+    for name, engine in (("netCDF4", "netcdf4"), ("h5netcdf", "h5netcdf")):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+        return engine
+    return "scipy"
 
 
 def clear_memory_cache() -> None:
