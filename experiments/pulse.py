@@ -636,7 +636,14 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
     )
     L: list[str] = [
         "<!-- icml26-summary",
-        json.dumps({"family": "pulse", "bullet": bullet}),
+        json.dumps(
+            {
+                "family": "pulse",
+                "paper": "PULSE",
+                "methods": ["pulse", "pulse-cross"],
+                "bullet": bullet,
+            }
+        ),
         "-->",
         "",
         "# PULSE: self-supervised representations of physiological time series",
