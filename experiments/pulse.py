@@ -630,9 +630,14 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
         f"4 rhythm/conduction classes, known factors), {seeds_txt}, {int(top * updates())} pretraining updates "
         f"on CPU: linear-probe accuracy PULSE {mean['PULSE']}, PULSE-cross {mean['PULSE-cross']}, SimCLR "
         f"{mean['SimCLR']}, MAE {mean['MAE']}, SVAE {mean['SVAE']}, random-init encoder "
-        f"{mean['random init']}, supervised upper bound {mean['supervised']}; of {len(claims)} paired "
-        f"claims (Holm) {n_rep} reproduced, {n_not} not reproduced, {n_und} undecided at this budget. "
-        f"[results](docs/results/pulse.md)"
+        f"{mean['random init']}, supervised upper bound {mean['supervised']}; "
+        + (
+            "no paired claim decided: every one undecided at this budget or not run. "
+            if n_rep == n_not == 0
+            else f"paired claims (Holm): {n_rep} reproduced, {n_not} not reproduced, "
+            f"{n_und} undecided at this budget. "
+        )
+        + "[results](docs/results/pulse.md)"
     )
     L: list[str] = [
         "<!-- icml26-summary",
