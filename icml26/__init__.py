@@ -38,6 +38,7 @@ FAMILIES: tuple[str, ...] = (
     "constrained_opt",
     "md_forcefields",
     "capability_eval",
+    "pulse",
 )
 
 
