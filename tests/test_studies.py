@@ -32,6 +32,7 @@ from icml26.benchmarks.studies import (
     task_variant,
     write_archive,
 )
+from icml26.benchmarks.study import compare_results
 from icml26.protocol import Budget
 from icml26.testing import tiny_point_reach_task
 
@@ -283,6 +284,53 @@ def test_cli_study_run_a_subset_then_the_rest(
     with ResultsStore(db) as st:
         after = {r.key: r.started_at for r in st.results()}
     assert len(after) == 8 and all(after[k] == t for k, t in first.items())
+
+
+def test_study_compare_executors_and_what_counts_as_a_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    local, proc = str(tmp_path / "local.db"), str(tmp_path / "process.db")
+    assert cli.main(["study", "run", "testing-small", "--store", local]) == 0
+    argv = ["study", "run", "testing-small", "--store", proc, "--executor", "process"]
+    assert cli.main([*argv, "--workers", "2"]) == 0
+    capsys.readouterr()
+    assert cli.main(["study", "compare", "testing-small", local, proc]) == 0
+    assert "8 in both, 0 of them differ" in capsys.readouterr().out
+    out = tmp_path / "raw.jsonl.gz"
+    assert cli.main(["study", "export", "testing-small", "--store", proc, "--out", str(out)]) == 0
+    assert cli.main(["study", "compare", "testing-small", local, str(out)]) == 0
+
+    rows = read_archive(out)
+    # where and when it ran, and timing entries, do not count
+    moved = [
+        dataclasses.replace(
+            r,
+            wall_time_s=r.wall_time_s + 1,
+            git_commit="0" * 40,
+            started_at="2000-01-01",
+            extra={**r.extra, "learn_cpu_s": 99.0},
+        )
+        for r in rows
+    ]
+    n, only_a, only_b, differ = compare_results(rows, moved)
+    assert (n, only_a, only_b, differ) == (8, [], [], [])
+    # an outcome does: one metric, one extra entry, a missing trial
+    name = next(iter(rows[0].metrics))
+    changed = [dataclasses.replace(rows[0], metrics={**rows[0].metrics, name: 1e9})]
+    changed.append(dataclasses.replace(rows[1], extra={**rows[1].extra, "note": "x"}))
+    n, only_a, only_b, differ = compare_results(rows, changed + rows[2:-1])
+    assert n == 7 and only_a == [rows[-1].key] and only_b == []
+    assert differ == sorted([(rows[0].key, ["metrics"]), (rows[1].key, ["extra"])])
+    # NaN equals NaN
+    nan = [dataclasses.replace(rows[0], metrics={name: float("nan")})]
+    assert compare_results(nan, list(nan))[3] == []
+    other = str(tmp_path / "other.db")
+    with ResultsStore(other) as st:
+        for r in changed + rows[2:]:
+            st.put(r)
+    assert cli.main(["study", "compare", "testing-small", str(out), other]) == 1
+    assert "differs: " in capsys.readouterr().out
+    assert cli.main(["study", "compare", "testing-small", str(out), str(tmp_path / "no.db")]) == 2
 
 
 def test_the_summary_block_is_json_in_an_html_comment() -> None:

@@ -61,6 +61,7 @@ __all__ = [
     "evaluate",
     "write_archive",
     "read_archive",
+    "compare_results",
     "VERDICTS",
 ]
 
@@ -712,3 +713,56 @@ def read_archive(path: str | os.PathLike[str]) -> list[TrialResult]:
     """The TrialResults of an archive written by :func:`write_archive`."""
     with gzip.open(path, "rt") as f:
         return [TrialResult.from_json(line) for line in f if line.strip()]
+
+
+# ----------------------------------------------------------------------------- comparing runs
+# what differs between two faithful runs of the same trial: when and where it ran, and timings
+_RUN_FIELDS = ("wall_time_s", "started_at", "git_commit", "packages")
+_TIMING_SUFFIXES = ("_cpu_s", "_wall_s", "_time_s")
+
+
+def _outcome(value: Any) -> Any:
+    """``value`` without timing entries (dict keys ending in one of _TIMING_SUFFIXES), nested."""
+    if isinstance(value, Mapping):
+        return {
+            k: _outcome(v)
+            for k, v in value.items()
+            if not (isinstance(k, str) and k.endswith(_TIMING_SUFFIXES))
+        }
+    if isinstance(value, (list, tuple)):
+        return [_outcome(v) for v in value]
+    return value
+
+
+def compare_results(
+    a: Iterable[TrialResult], b: Iterable[TrialResult]
+) -> tuple[int, list[str], list[str], list[tuple[str, list[str]]]]:
+    """Trial-by-trial comparison of two runs (say, one per executor): (trials in both, keys only
+    in ``a``, keys only in ``b``, [(key, differing fields)]). Everything a trial stores counts
+    except where and when it ran (wall time, start time, git commit, package versions) and
+    timing entries of ``metrics``/``extra`` (keys ending in ``_cpu_s``, ``_wall_s``, ``_time_s``);
+    numbers must be equal exactly (NaN equals NaN)."""
+    da, db = {r.key: r for r in a}, {r.key: r for r in b}
+    both = sorted(da.keys() & db.keys())
+    differ = []
+    for key in both:
+        ra, rb = da[key].to_dict(), db[key].to_dict()
+        fields = sorted(
+            f
+            for f in ra.keys() | rb.keys()
+            if f not in _RUN_FIELDS and not _same(_outcome(ra.get(f)), _outcome(rb.get(f)))
+        )
+        if fields:
+            differ.append((key, fields))
+    return len(both), sorted(da.keys() - db.keys()), sorted(db.keys() - da.keys()), differ
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Exact equality with NaN == NaN, through dicts and lists."""
+    if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
+        return True
+    if isinstance(x, Mapping) and isinstance(y, Mapping):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y))
+    return bool(x == y)

@@ -41,7 +41,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     rows = [["study", "family", "page", "trials", "title"]]
     for s in list_studies():
-        rows.append([s.name, s.family, s.page, str(len(s.trials())), s.title])
+        # distinct trials: two blocks may share one (the same arm, task and seed)
+        rows.append([s.name, s.family, s.page, str(len({t.key for t in s.trials()})), s.title])
     print_rows(rows)
     return 0
 
@@ -143,6 +144,43 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_run(study: Any, location: str) -> list[Any]:
+    """A run's results: an archive (``*.jsonl.gz``) or a store (a path or a database URL)."""
+    from icml26.benchmarks.store import ResultsStore
+    from icml26.benchmarks.study import read_archive
+
+    if location.endswith(".jsonl.gz"):
+        if not Path(location).exists():
+            raise UsageError(f"no archive at {location}")
+        return read_archive(location)
+    if "://" not in location and not Path(location).exists():
+        raise UsageError(f"no store at {location}: expected a store path, a URL or a .jsonl.gz")
+    with ResultsStore(location) as st:
+        return st.results()
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from icml26.benchmarks.studies import get_study
+    from icml26.benchmarks.study import compare_results
+
+    study = get_study(args.name)
+    planned = {s.key for s in study.trials()}
+    runs = [
+        [r for r in _read_run(study, loc) if r.key in planned] for loc in (args.run, args.against)
+    ]
+    n, only_a, only_b, differ = compare_results(*runs)
+    print(
+        f"{study.name}: {len(planned)} planned trials; {len(runs[0])} in {args.run}, "
+        f"{len(runs[1])} in {args.against}; {n} in both, {len(differ)} of them differ"
+    )
+    for what, keys in ((args.run, only_a), (args.against, only_b)):
+        if keys:
+            print(f"  {len(keys)} only in {what}, e.g. {keys[0]}")
+    for key, fields in differ[: args.show]:
+        print(f"  differs: {key}: {', '.join(fields)}")
+    return 1 if differ else 0
+
+
 def add_parser(sub: Any) -> None:
     """``icml26 study ...`` and ``icml26 plot``."""
     from icml26.cli import _add_run_options
@@ -193,6 +231,20 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--store", help="results store (default: results/studies/<name>.db)")
     q.add_argument("--out", help="archive path (default: docs/results/raw/<name>.jsonl.gz)")
     q.set_defaults(func=cmd_export)
+
+    q = ssub.add_parser(
+        "compare",
+        help="compare two runs of a study trial by trial (executors, machines, commits)",
+        description="Compare two runs of a study's trials (stores or .jsonl.gz archives): every "
+        "stored field must match exactly except where and when a trial ran (wall and start "
+        "time, git commit, package versions) and timing entries (*_cpu_s, *_wall_s, *_time_s). "
+        "Exit status 1 when a trial in both differs.",
+    )
+    q.add_argument("name")
+    q.add_argument("run", help="a store (path or URL) or an archive (*.jsonl.gz)")
+    q.add_argument("against", help="the other run, likewise")
+    q.add_argument("--show", type=int, default=20, help="differing trials to list (default 20)")
+    q.set_defaults(func=cmd_compare)
 
     add_plot_parser(sub)
 

@@ -897,7 +897,11 @@ INTRO = (
     "exact unilateral concentrability coefficient of the data distribution around the Nash "
     "equilibrium and around the regularized equilibrium (deviations restricted to the "
     "reference's support). CPU seconds are measured per fit (`learn`) on a shared machine and "
-    "differ from run to run."
+    "differ from run to run; they also include a process's one-time costs (lazy imports, "
+    "first-touch memory) when the fit is the first in its process, so they depend on the "
+    "executor: the committed run used warm workers (`--executor process --trials-per-worker "
+    "100000`), while Ray forks a fresh child per trial and measured 0.10-0.27 CPU s for the fits "
+    "that cost 0.005-0.14 s here, with every other stored value equal (docs/studies.md)."
 )
 
 
