@@ -146,3 +146,14 @@ def test_new_agents_registered() -> None:
     assert isinstance(agents.make("md-dkmp-eq").model, EquivariantDKMP)
     r = agents.make("md-dkmp-r")
     assert (r.model.k, r.model.dilation, r.model.shells) == (8, 1, 4)
+
+
+def test_velocity_verlet_accel_scale_is_a_unit_change() -> None:
+    # scaling a by c and dividing KE by c = the same run as force c*U with KE unchanged, over c
+    force = lambda x: (float((x**2).sum()), -2.0 * x)  # noqa: E731
+    force_c = lambda x: (418.4 * float((x**2).sum()), -2.0 * 418.4 * x)  # noqa: E731
+    x0, v0 = np.array([[0.1, 0.0, 0.0]]), np.array([[0.0, 2.0, 0.0]])
+    a = velocity_verlet(x0, v0, np.array([12.0]), force, 1e-3, 50, accel_scale=418.4)
+    b = velocity_verlet(x0, v0, np.array([12.0]), force_c, 1e-3, 50)
+    assert np.allclose(a["positions"], b["positions"], rtol=1e-12, atol=1e-14)
+    assert np.allclose(a["total"] * 418.4, b["total"], rtol=1e-12)

@@ -7,7 +7,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["velocity_verlet", "energy_drift"]
+__all__ = ["velocity_verlet", "energy_drift", "MD_ACCEL"]
+
+# kcal/mol/A per amu in A/ps^2: with forces in kcal/mol/A, masses in amu, dt in ps, pass
+# accel_scale=MD_ACCEL (kinetic energy then comes back in kcal/mol)
+MD_ACCEL = 418.4
 
 ForceFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
@@ -19,9 +23,11 @@ def velocity_verlet(
     force_fn: ForceFn,
     dt: float,
     steps: int,
+    accel_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Integrate ``steps`` velocity-Verlet steps of size ``dt`` from ``(x0, v0)``; ``force_fn(x)``
-    returns ``(potential, forces)`` with forces ``(N, 3)`` in units where ``a = F / m``. Returns
+    returns ``(potential, forces)`` with forces ``(N, 3)`` in units where ``a = accel_scale * F / m``
+    (kinetic energy is divided by ``accel_scale`` to share the potential's units). Returns
     ``positions (T+1, N, 3)``, ``velocities``, ``potential (T+1,)``, ``kinetic`` and ``total``."""
     x = np.array(x0, dtype=np.float64)
     v = np.array(v0, dtype=np.float64)
@@ -32,18 +38,19 @@ def velocity_verlet(
         )
     if not dt > 0 or steps < 1:
         raise ValueError(f"velocity_verlet: expected dt > 0 and steps >= 1, got {dt}, {steps}")
+    c = float(accel_scale)
     u, f = force_fn(x)
     xs, vs, us = [x.copy()], [v.copy()], [float(u)]
     for _ in range(int(steps)):
-        v = v + 0.5 * dt * f / m
+        v = v + 0.5 * dt * c * f / m
         x = x + dt * v
         u, f = force_fn(x)
-        v = v + 0.5 * dt * f / m
+        v = v + 0.5 * dt * c * f / m
         xs.append(x.copy())
         vs.append(v.copy())
         us.append(float(u))
     pos, vel, pot = np.stack(xs), np.stack(vs), np.array(us)
-    kin = 0.5 * (m[None] * vel**2).sum(axis=(1, 2))
+    kin = 0.5 * (m[None] * vel**2).sum(axis=(1, 2)) / c
     return {
         "positions": pos,
         "velocities": vel,
