@@ -26,6 +26,24 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "description": "PaiNN-style equivariant MPNN: 3 layers, scalar + vector features, 5 A cutoff.",
     },
     {
+        "name": "md-dkmp-r",
+        "entry_point": _EP,
+        "kwargs": {"model": "dkmp-r"},
+        "description": "DKMP^R: 4 layers over fixed-K rank-dilated shells (K=8, dilation 1), O(N K) edges.",
+    },
+    {
+        "name": "md-dkmp-eq",
+        "entry_point": _EP,
+        "kwargs": {"model": "dkmp-eq"},
+        "description": "Equivariant DKMP: PaiNN layers over the soft shells 0-2-4-6-8 A (DKMP^C-like).",
+    },
+    {
+        "name": "md-null",
+        "entry_point": "icml26.agents.md_forcefields.agent:ConstantEnergyAgent",
+        "kwargs": {},
+        "description": "Null baseline: per-element constant energy (least squares), zero forces.",
+    },
+    {
         "name": "md-openmm",
         "entry_point": "icml26.agents.md_forcefields.agent:OpenMMAgent",
         "kwargs": {},

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from icml26.agents.md_forcefields.models import build_model
+from icml26.agents.md_forcefields.models import EnergyModel, build_model
 
-__all__ = ["ForceFieldAgent", "OpenMMAgent", "check_positions"]
+EnergyModelMaxZ = EnergyModel.max_z
+
+__all__ = ["ForceFieldAgent", "OpenMMAgent", "ConstantEnergyAgent", "check_positions"]
 
 
 def check_positions(x: Any, n_atoms: int, who: str) -> np.ndarray:
@@ -208,3 +210,43 @@ class OpenMMAgent:
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_oracle": None}
+
+
+class ConstantEnergyAgent:
+    """The null baseline: energy = sum of per-element constants (least squares on element counts),
+    forces zero. A force field that does not beat it has learned nothing about forces."""
+
+    def __init__(self) -> None:
+        self.numbers: np.ndarray | None = None
+        self.per_element = np.zeros(EnergyModelMaxZ)
+
+    def bind(self, observation_space: Any, action_space: Any) -> None:
+        return None
+
+    def reset(self, seed: int | None = None) -> None:
+        return None
+
+    def set_numbers(self, numbers: Any) -> None:
+        self.numbers = np.asarray(numbers, dtype=np.int64)
+
+    def learn(self, frames: Any, budget: Any = None, val: Any = None) -> dict[str, float]:
+        self.set_numbers(frames.numbers)
+        counts = np.bincount(self.numbers, minlength=EnergyModelMaxZ)[None].repeat(len(frames), 0)
+        self.per_element, *_ = np.linalg.lstsq(
+            counts.astype(float), np.asarray(frames.energies, dtype=np.float64), rcond=None
+        )
+        return {"train_s": 0.0}
+
+    def predict(self, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.numbers is None:
+            raise RuntimeError("null: call learn() or set_numbers() first")
+        x = check_positions(positions, len(self.numbers), "null")
+        e0 = float(self.per_element[self.numbers].sum())
+        if x.ndim == 2:
+            return np.float64(e0), np.zeros_like(x)
+        return np.full(len(x), e0), np.zeros_like(x)
+
+    def act(self, observation: Any, info: dict[str, Any] | None = None) -> np.ndarray:
+        if self.numbers is None and info is not None and "numbers" in info:
+            self.set_numbers(info["numbers"])
+        return self.predict(observation)[1].astype(np.float32)

@@ -28,6 +28,9 @@ __all__ = [
     "DKMP",
     "SchNet",
     "PaiNN",
+    "rank_dilated_neighbours",
+    "DKMPRank",
+    "EquivariantDKMP",
     "build_model",
 ]
 
@@ -255,7 +258,120 @@ class PaiNN(EnergyModel):
         return s
 
 
-MODELS = {"dkmp": DKMP, "schnet": SchNet, "painn": PaiNN}
+def rank_dilated_neighbours(
+    positions: np.ndarray, k: int, dilation: int, shells: int
+) -> list[list[list[int]]]:
+    """Fixed-K rank-dilated neighbours (DKMP^R): sort ``j != i`` by distance (ties by index),
+    rank 1 = nearest; shell ``l`` (0-based) takes ranks ``l*K*d + d*m`` for ``m = 1..K``, i.e.
+    every ``d``-th neighbour of its block of ``K*d`` ranks. ``out[l][i]`` lists them nearest
+    first (fewer than ``K`` when the cluster runs out of atoms)."""
+    if k < 1 or dilation < 1 or shells < 1:
+        raise ValueError(
+            f"rank_dilated_neighbours: expected k, dilation, shells >= 1, got {k}, {dilation}, {shells}"
+        )
+    x = np.asarray(positions, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != 3:
+        raise ValueError(f"rank_dilated_neighbours: expected positions (N, 3), got {x.shape}")
+    n = len(x)
+    d = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    out: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(shells)]
+    for i in range(n):
+        order = [j for j in np.lexsort((np.arange(n), d[i])) if j != i]  # order[r-1] = rank r
+        for sh in range(shells):
+            ranks = [sh * k * dilation + dilation * m for m in range(1, k + 1)]
+            out[sh][i] = [int(order[r - 1]) for r in ranks if r <= len(order)]
+    return out
+
+
+def _rank_pairs(pos: torch.Tensor, k: int, dilation: int, shells: int) -> list[torch.Tensor]:
+    """Per shell, ``(2, E)`` flattened directed pairs ``(i <- j)`` of :func:`rank_dilated_neighbours`."""
+    b, n, _ = pos.shape
+    out: list[list[tuple[int, int]]] = [[] for _ in range(shells)]
+    for f in range(b):
+        nb = rank_dilated_neighbours(pos[f].detach().cpu().numpy(), k, dilation, shells)
+        for sh in range(shells):
+            out[sh] += [(f * n + i, f * n + j) for i in range(n) for j in nb[sh][i]]
+    return [torch.tensor(p, dtype=torch.long).reshape(-1, 2).T for p in out]
+
+
+class DKMPRank(EnergyModel):
+    """DKMP^R: layer ``l`` passes messages over the fixed-K rank-dilated shell ``l`` (O(N K L)
+    edges). Neighbour sets are chosen by rank, so the energy jumps where two ranks swap; edges
+    keep a cosine envelope over ``cutoff`` so far leaves fade out."""
+
+    def __init__(
+        self,
+        hidden: int = 64,
+        k: int = 8,
+        dilation: int = 1,
+        shells: int = 4,
+        cutoff: float = 10.0,
+        n_rbf: int = 24,
+    ) -> None:
+        super().__init__(hidden)
+        self.k, self.dilation, self.shells, self.cutoff = (
+            int(k),
+            int(dilation),
+            int(shells),
+            float(cutoff),
+        )
+        self.rbf = GaussianRBF(n_rbf, self.cutoff)
+        self.layers = nn.ModuleList(CFConv(hidden, n_rbf) for _ in range(self.shells))
+
+    def atom_features(self, pos: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        b, n, _ = pos.shape
+        x = pos.reshape(b * n, 3)
+        h = self.embed(z).repeat(b, 1)
+        for layer, (i, j) in zip(self.layers, _rank_pairs(pos, self.k, self.dilation, self.shells)):
+            d = (x[i] - x[j]).norm(dim=-1)
+            h = layer(h, i, j, self.rbf(d), switch(d, self.cutoff, self.cutoff))
+        return h
+
+
+class EquivariantDKMP(EnergyModel):
+    """Equivariant DKMP: the shell dilation of :class:`DKMP` on PaiNN layers (scalar + vector
+    features; layer ``l`` passes radial-filtered messages and directions over shell ``l`` only)."""
+
+    def __init__(
+        self,
+        hidden: int = 48,
+        radii: Sequence[float] = (2.0, 4.0, 6.0, 8.0),
+        width: float = 0.4,
+        n_rbf: int = 20,
+    ) -> None:
+        super().__init__(hidden)
+        radii = [float(r) for r in radii]
+        if any(b <= a for a, b in zip([0.0, *radii], radii)):
+            raise ValueError(f"EquivariantDKMP: radii must increase from > 0, got {radii}")
+        self.radii, self.width, self.cutoff = radii, float(width), radii[-1]
+        self.rbf = GaussianRBF(n_rbf, self.cutoff)
+        self.layers = nn.ModuleList(PaiNNLayer(hidden, n_rbf) for _ in radii)
+
+    def atom_features(self, pos: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        b, n, _ = pos.shape
+        i, j = pairs_within(pos, self.cutoff)
+        x = pos.reshape(b * n, 3)
+        r = x[j] - x[i]
+        d = r.norm(dim=-1)
+        unit = r / d[:, None]
+        w = shell_weights(d, self.radii, self.width)
+        rbf = self.rbf(d)
+        s = self.embed(z).repeat(b, 1)
+        v = torch.zeros(b * n, 3, s.shape[1], dtype=s.dtype)
+        lo = [0.0, *self.radii[:-1]]
+        for k, layer in enumerate(self.layers):
+            sel = ((d >= lo[k] - self.width) & (d < self.radii[k])).nonzero(as_tuple=True)[0]
+            s, v = layer(s, v, i[sel], j[sel], rbf[sel], w[sel, k], unit[sel])
+        return s
+
+
+MODELS = {
+    "dkmp": DKMP,
+    "schnet": SchNet,
+    "painn": PaiNN,
+    "dkmp-r": DKMPRank,
+    "dkmp-eq": EquivariantDKMP,
+}
 
 
 def build_model(name: str, **kwargs: object) -> EnergyModel:

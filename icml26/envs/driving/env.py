@@ -268,7 +268,7 @@ class _Engine:
         if not self.band_info:
             return m
         B, rp = self.band, self.world.rparams
-        get = (lambda a: float(a)) if self.n == 1 else (lambda a: float(a[i]))  # noqa: E731
+        get = lambda a: float(np.ravel(a)[i])  # noqa: E731  (a scalar or an (n,) array)
         m["run_red_light"] = min(get(B.red_run), 1.0)
         m["J_reward"], m["min_sigma_pre_collision"] = get(B.j_reward), get(B.min_old)
         m["avoidable_collision"] = get(B.avoidable)
