@@ -144,7 +144,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_run(study: Any, location: str) -> list[Any]:
+def _read_run(location: str) -> list[Any]:
     """A run's results: an archive (``*.jsonl.gz``) or a store (a path or a database URL)."""
     from icml26.benchmarks.store import ResultsStore
     from icml26.benchmarks.study import read_archive
@@ -165,9 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     study = get_study(args.name)
     planned = {s.key for s in study.trials()}
-    runs = [
-        [r for r in _read_run(study, loc) if r.key in planned] for loc in (args.run, args.against)
-    ]
+    runs = [[r for r in _read_run(loc) if r.key in planned] for loc in (args.run, args.against)]
     n, only_a, only_b, differ = compare_results(*runs)
     print(
         f"{study.name}: {len(planned)} planned trials; {len(runs[0])} in {args.run}, "

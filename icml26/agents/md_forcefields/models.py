@@ -148,6 +148,14 @@ class EnergyModel(nn.Module):
         return e, -g
 
 
+def _shell_radii(who: str, radii: Sequence[float]) -> list[float]:
+    """The shells' outer radii as floats, checked to increase from > 0."""
+    out = [float(r) for r in radii]
+    if any(b <= a for a, b in zip([0.0, *out], out)):
+        raise ValueError(f"{who}: radii must increase from > 0, got {out}")
+    return out
+
+
 class DKMP(EnergyModel):
     """Dilated K-star message passing (DKMP^C reading): layer ``l`` over shell ``l`` only."""
 
@@ -159,10 +167,8 @@ class DKMP(EnergyModel):
         n_rbf: int = 24,
     ) -> None:
         super().__init__(hidden)
-        radii = [float(r) for r in radii]
-        if any(b <= a for a, b in zip([0.0, *radii], radii)):
-            raise ValueError(f"DKMP: radii must increase from > 0, got {radii}")
-        self.radii, self.width, self.cutoff = radii, float(width), radii[-1]
+        self.radii = _shell_radii("DKMP", radii)
+        self.width, self.cutoff = float(width), self.radii[-1]
         self.rbf = GaussianRBF(n_rbf, self.cutoff)
         self.layers = nn.ModuleList(CFConv(hidden, n_rbf) for _ in radii)
 
@@ -340,10 +346,8 @@ class EquivariantDKMP(EnergyModel):
         n_rbf: int = 20,
     ) -> None:
         super().__init__(hidden)
-        radii = [float(r) for r in radii]
-        if any(b <= a for a, b in zip([0.0, *radii], radii)):
-            raise ValueError(f"EquivariantDKMP: radii must increase from > 0, got {radii}")
-        self.radii, self.width, self.cutoff = radii, float(width), radii[-1]
+        self.radii = _shell_radii("EquivariantDKMP", radii)
+        self.width, self.cutoff = float(width), self.radii[-1]
         self.rbf = GaussianRBF(n_rbf, self.cutoff)
         self.layers = nn.ModuleList(PaiNNLayer(hidden, n_rbf) for _ in radii)
 
