@@ -293,6 +293,9 @@ def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:
         bind_agent(agent, spaces_env)
         spaces_env.close()
     agent.reset(seed)
+    import scipy.sparse  # noqa: F401  (the estimators' lazy import, done before the clock starts:
+    # learn_cpu_s times the fit, not a process's first import; a Ray trial forks a fresh child)
+
     cpu0 = time.process_time()
     stats = learn_if_learner(agent, data, task)
     learn_cpu_s = time.process_time() - cpu0
