@@ -267,6 +267,16 @@ def render(data: dict[str, Any], prov: dict[str, Any]) -> str:
             data["scaling_table"],
             "",
         ]
+    lines += [
+        "## Scaling of DKMP^R, equivariant DKMP and the baselines (generated droplets)",
+        "",
+        "A separate measurement, [md_scaling.md](md_scaling.md) (`perf/md_scaling.py`, its own "
+        "command, commit and date): one energy+forces call on water-like droplets of 96 to "
+        "9,999 atoms for DKMP, DKMP^R (k-d tree neighbours), equivariant DKMP and the SchNet- "
+        "and PaiNN-style baselines; time and peak memory, ratios to SchNet-style and fitted "
+        "exponents with intervals.",
+        "",
+    ]
     lines += ["## Verdict", "", *verdict(data), *data.get("notes", []), ""]
     return "\n".join(lines)
 

@@ -40,6 +40,41 @@ def test_rank_dilated_neighbours_hand_worked() -> None:
         rank_dilated_neighbours(LINE, k=0, dilation=1, shells=1)
 
 
+def _dense_rank_reference(x: np.ndarray, k: int, dilation: int, shells: int) -> list:
+    """The O(N^2) definition: full distance matrix, per-atom lexsort (distance, then index)."""
+    n = len(x)
+    d = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    out: list = [[[] for _ in range(n)] for _ in range(shells)]
+    for i in range(n):
+        order = [j for j in np.lexsort((np.arange(n), d[i])) if j != i]  # order[r-1] = rank r
+        for sh in range(shells):
+            ranks = [sh * k * dilation + dilation * m for m in range(1, k + 1)]
+            out[sh][i] = [int(order[r - 1]) for r in ranks if r <= len(order)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_dilated_neighbours_kdtree_equals_dense(seed: int) -> None:
+    g = np.random.default_rng(seed)
+    n = int(g.integers(2, 160))
+    clusters = [
+        g.normal(size=(n, 3)) * 3.0,  # random cluster, no ties
+        g.integers(-2, 3, size=(n, 3)).astype(float),  # lattice points: many exact ties, duplicates
+        np.repeat(g.normal(size=(max(1, n // 4), 3)), 4, axis=0)[:n],  # groups of coincident atoms
+    ]
+    for x in clusters:
+        for k, dil, sh in [(1, 1, 1), (2, 1, 3), (3, 2, 2), (8, 1, 4), (4, 3, 2)]:
+            assert rank_dilated_neighbours(x, k, dil, sh) == _dense_rank_reference(x, k, dil, sh)
+
+
+def test_rank_dilated_neighbours_lattice_ties_hand_checked() -> None:
+    # 3 x 3 x 1 grid, spacing 1: the centre (index 4) has 4 neighbours at 1 (1, 3, 5, 7) and 4 at
+    # sqrt 2 (0, 2, 6, 8); with K=3, d=1 shell 0 = ranks 1-3 = [1, 3, 5], shell 1 = [7, 0, 2]
+    grid = np.array([[i, j, 0.0] for i in range(3) for j in range(3)])
+    nb = rank_dilated_neighbours(grid, k=3, dilation=1, shells=2)
+    assert nb[0][4] == [1, 3, 5] and nb[1][4] == [7, 0, 2]
+
+
 def test_dkmp_r_model_uses_rank_pairs_batched() -> None:
     pos = torch.as_tensor(np.stack([LINE, LINE + 1.0]))
     (p0,) = _rank_pairs(pos, 1, 2, 1)

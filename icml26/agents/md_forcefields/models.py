@@ -264,13 +264,57 @@ class PaiNN(EnergyModel):
         return s
 
 
+def _sorted_neighbours(x: np.ndarray, need: int) -> np.ndarray:
+    """``(N, min(need, N-1))`` indices of each atom's nearest ``need`` other atoms, nearest
+    first, ties by index, from a k-d tree (O(N log N)). Distances are recomputed as
+    ``|x_i - x_j|`` so that ties are exact; a row whose ``need``-th and next candidate are not
+    clearly apart is redone over every atom within its boundary radius."""
+    from scipy.spatial import cKDTree
+
+    n = len(x)
+    m = min(need, n - 1)
+    if m <= 0:
+        return np.zeros((n, 0), dtype=np.int64)
+    tree = cKDTree(x)
+    kq = min(n, need + 2)  # self, the ``need`` neighbours and one more to check the boundary
+    _, cand = tree.query(x, k=kq)
+    cand = np.asarray(cand, dtype=np.int64).reshape(n, kq)
+
+    def order(i: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = np.linalg.norm(x[i][:, None] - x[c], axis=-1)
+        d[c == i[:, None]] = np.inf  # self goes last, never chosen
+        o = np.lexsort((c, d), axis=-1)
+        return np.take_along_axis(c, o, -1), np.take_along_axis(d, o, -1)
+
+    rows = np.arange(n)
+    idx, dist = order(rows, cand)
+    out = idx[:, :m].copy()
+    if kq < n:  # some atoms were not candidates: check that none of them ties the boundary
+        edge = dist[:, m - 1]
+        unsure = np.nonzero(~(dist[:, m] > edge * (1 + 1e-9) + 1e-12))[0]
+        for i in unsure:
+            c = np.array(tree.query_ball_point(x[i], edge[i] * (1 + 1e-6) + 1e-9), dtype=np.int64)
+            ci, _ = order(np.array([i]), c[None])
+            out[i] = ci[0, :m]
+    return out
+
+
 def rank_dilated_neighbours(
     positions: np.ndarray, k: int, dilation: int, shells: int
 ) -> list[list[list[int]]]:
     """Fixed-K rank-dilated neighbours (DKMP^R): sort ``j != i`` by distance (ties by index),
     rank 1 = nearest; shell ``l`` (0-based) takes ranks ``l*K*d + d*m`` for ``m = 1..K``, i.e.
     every ``d``-th neighbour of its block of ``K*d`` ranks. ``out[l][i]`` lists them nearest
-    first (fewer than ``K`` when the cluster runs out of atoms)."""
+    first (fewer than ``K`` when the cluster runs out of atoms). Neighbour search by k-d tree
+    (the ``K*d*shells`` nearest), so O(N log N)."""
+    return [
+        [[int(j) for j in row if j >= 0] for row in sh]
+        for sh in _rank_table(positions, k, dilation, shells)
+    ]
+
+
+def _rank_table(positions: np.ndarray, k: int, dilation: int, shells: int) -> np.ndarray:
+    """:func:`rank_dilated_neighbours` as an ``(shells, N, K)`` array, ``-1`` where a shell runs out."""
     if k < 1 or dilation < 1 or shells < 1:
         raise ValueError(
             f"rank_dilated_neighbours: expected k, dilation, shells >= 1, got {k}, {dilation}, {shells}"
@@ -278,26 +322,28 @@ def rank_dilated_neighbours(
     x = np.asarray(positions, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != 3:
         raise ValueError(f"rank_dilated_neighbours: expected positions (N, 3), got {x.shape}")
-    n = len(x)
-    d = np.linalg.norm(x[:, None] - x[None], axis=-1)
-    out: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(shells)]
-    for i in range(n):
-        order = [j for j in np.lexsort((np.arange(n), d[i])) if j != i]  # order[r-1] = rank r
-        for sh in range(shells):
-            ranks = [sh * k * dilation + dilation * m for m in range(1, k + 1)]
-            out[sh][i] = [int(order[r - 1]) for r in ranks if r <= len(order)]
+    order = _sorted_neighbours(x, shells * k * dilation)  # order[:, r-1] = rank r
+    ranks = np.array(
+        [[sh * k * dilation + dilation * m for m in range(1, k + 1)] for sh in range(shells)]
+    )  # (shells, K), 1-based
+    out = np.full((shells, len(x), k), -1, dtype=np.int64)
+    ok = ranks <= order.shape[1]
+    for sh in range(shells):
+        cols = ranks[sh][ok[sh]] - 1
+        out[sh][:, : len(cols)] = order[:, cols]
     return out
 
 
 def _rank_pairs(pos: torch.Tensor, k: int, dilation: int, shells: int) -> list[torch.Tensor]:
     """Per shell, ``(2, E)`` flattened directed pairs ``(i <- j)`` of :func:`rank_dilated_neighbours`."""
     b, n, _ = pos.shape
-    out: list[list[tuple[int, int]]] = [[] for _ in range(shells)]
+    out: list[list[np.ndarray]] = [[] for _ in range(shells)]
     for f in range(b):
-        nb = rank_dilated_neighbours(pos[f].detach().cpu().numpy(), k, dilation, shells)
+        tab = _rank_table(pos[f].detach().cpu().numpy(), k, dilation, shells)
         for sh in range(shells):
-            out[sh] += [(f * n + i, f * n + j) for i in range(n) for j in nb[sh][i]]
-    return [torch.tensor(p, dtype=torch.long).reshape(-1, 2).T for p in out]
+            i, c = np.nonzero(tab[sh] >= 0)
+            out[sh].append(np.stack([i, tab[sh][i, c]]) + f * n)
+    return [torch.from_numpy(np.concatenate(p, axis=1)) for p in out]
 
 
 class DKMPRank(EnergyModel):

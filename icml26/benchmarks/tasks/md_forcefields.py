@@ -13,10 +13,23 @@ forces. Metrics: ``time_to_failure_ps`` (mean, a surviving episode counts its fu
 ``survival`` (share of episodes that never broke a bond), ``rg_drift`` (mean |Rg - Rg_ref|, A),
 ``bond_drift`` (mean over steps of the RMS bond-length deviation, A), ``md_force_mae`` (force
 error along the trajectory, kcal/mol/A), ``step_ms`` (agent time per MD step).
+
+Stability v1 adds, after the Langevin rollouts, ``task.eval_episodes`` NVE runs (velocity Verlet,
+:mod:`icml26.envs.md_forcefields.nve`) driven by the agent's forces, each from a state
+thermalised by OpenMM (the env driven by the oracle's forces, friction 10/ps, 0.5 ps from the
+minimized structure, seeded per run), so every agent starts from the same states. The energy
+conserved is the agent's own (its predicted potential + kinetic energy). Metrics:
+``nve_drift`` (|least-squares slope| of that total energy, kcal/mol/atom/ps), ``nve_max_dev``
+(max ``|E_t - E_0|`` per atom, kcal/mol/atom), both over the steps before a bond leaves its
+reference +- 0.5 A, and ``nve_time_ps`` (time to that failure, or the run's length). A zero-force
+model (``md-null``) conserves its constant energy exactly: read the drift with the accuracy
+metrics, never alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from typing import Any
 
@@ -27,7 +40,7 @@ from icml26.benchmarks import SuiteEntry
 from icml26.benchmarks.generic import bind_agent
 from icml26.protocol import Budget, Metric, Task, TrialOutcome, derive_seed
 
-__all__ = ["TASKS", "SUITES", "run_trial", "s2ef_metrics"]
+__all__ = ["TASKS", "SUITES", "run_trial", "s2ef_metrics", "nve_run"]
 
 _ENV = "icml26/MDForceField-v0"
 KCAL_TO_MEV = 43.364  # 1 kcal/mol = 43.364 meV
@@ -53,6 +66,17 @@ _MD = (
     Metric("md_force_mae", "min", 0.0, float("inf"), "force MAE vs OpenMM along the rollout"),
     Metric("step_ms", "min", 0.0, float("inf"), "agent time per MD step, ms"),
 )
+_NVE = (
+    Metric(
+        "nve_drift",
+        "min",
+        0.0,
+        float("inf"),
+        "NVE drift of the agent's own total energy, |slope| kcal/mol/atom/ps",
+    ),
+    Metric("nve_max_dev", "min", 0.0, float("inf"), "NVE max |E_t - E_0| per atom, kcal/mol/atom"),
+    Metric("nve_time_ps", "max", 0.0, float("inf"), "NVE time before a bond breaks (or run end)"),
+)
 _BUDGET = Budget(updates=800, dataset_size=1600)
 
 
@@ -75,33 +99,48 @@ def _s2ef(split: str) -> Task:
     )
 
 
-TASKS = [
-    _s2ef("random"),
-    _s2ef("temporal"),
-    Task(
-        id="md_forcefields/ala2-md-stability",
-        version=0,
-        family="md_forcefields",
-        env_id=_ENV,
-        run_trial="icml26.benchmarks.tasks.md_forcefields:run_trial",
-        metrics=_MD,
-        primary_metric="time_to_failure_ps",
-        env_kwargs={"system": "ala2", "temperature": 300.0, "timestep_fs": 0.5, "max_steps": 2000},
-        budget=_BUDGET,
-        seeds=tuple(range(5)),
-        eval_episodes=3,
-        description="Learned-force Langevin MD of alanine dipeptide (300 K, 0.5 fs, 1 ps x 3 rollouts).",
-        tolerance=0.25,
-        extra={"kind": "md", "split": "random"},
-    ),
-]
+MD_STABILITY = Task(
+    id="md_forcefields/ala2-md-stability",
+    version=0,
+    family="md_forcefields",
+    env_id=_ENV,
+    run_trial="icml26.benchmarks.tasks.md_forcefields:run_trial",
+    metrics=_MD,
+    primary_metric="time_to_failure_ps",
+    env_kwargs={"system": "ala2", "temperature": 300.0, "timestep_fs": 0.5, "max_steps": 2000},
+    budget=_BUDGET,
+    seeds=tuple(range(5)),
+    eval_episodes=3,
+    description="Learned-force Langevin MD of alanine dipeptide (300 K, 0.5 fs, 1 ps x 3 rollouts).",
+    tolerance=0.25,
+    extra={"kind": "md", "split": "random"},
+)
 
-_AGENTS = ("md-dkmp", "md-schnet", "md-painn", "md-openmm")
+# v1: v0's Langevin rollouts, then per episode an NVE run of 1 ps (2,000 velocity-Verlet steps of
+# 0.5 fs) with the agent's forces from an OpenMM-thermalised state; adds the NVE metrics.
+MD_STABILITY_V1 = dataclasses.replace(
+    MD_STABILITY,
+    version=1,
+    metrics=_MD + _NVE,
+    description="Learned-force MD of alanine dipeptide: Langevin (300 K, 0.5 fs, 1 ps x 3 "
+    "rollouts), then NVE (velocity Verlet, 0.5 fs, 1 ps x 3 runs from OpenMM-thermalised "
+    "states) with the drift of the model's own total energy.",
+    extra={
+        "kind": "md",
+        "split": "random",
+        "nve": {"steps": 2000, "thermalise_steps": 1000, "thermalise_friction_per_ps": 10.0},
+    },
+)
+
+TASKS = [_s2ef("random"), _s2ef("temporal"), MD_STABILITY, MD_STABILITY_V1]
+
+_AGENTS = ("md-dkmp", "md-schnet", "md-painn", "md-null", "md-openmm")
 SUITES = {
     "smoke": [
         SuiteEntry("md_forcefields/ala2-s2ef-random", {"md-dkmp": {"updates": 20}}, seeds=(0,))
     ],
-    "full": [SuiteEntry(t.id, {a: {} for a in _AGENTS}) for t in TASKS],
+    # one line per task id (its latest version)
+    "full": [SuiteEntry(i, {a: {} for a in _AGENTS}) for i in dict.fromkeys(t.id for t in TASKS)],
 }
 
 
@@ -177,6 +216,52 @@ def _episode(agent: Any, env: gym.Env[Any, Any], seed: int) -> dict[str, float]:
     }
 
 
+def nve_run(agent: Any, env: Any, seed: int, steps: int, thermalise_steps: int) -> dict[str, float]:
+    """One NVE run: reset ``env`` (an unwrapped :class:`MDForceFieldEnv`, usually with a strong
+    thermostat) with ``seed``, drive it ``thermalise_steps`` steps with the OpenMM oracle's
+    forces, then ``steps`` velocity-Verlet steps with ``agent.predict``'s energy and forces from
+    that state; stops early when a bond leaves its reference length +- tolerance."""
+    from icml26.envs.md_forcefields.nve import MD_ACCEL, energy_drift, velocity_verlet
+    from icml26.envs.md_forcefields.systems import bond_lengths
+
+    _, info = env.reset(seed=seed)
+    for _ in range(thermalise_steps):
+        x, _ = env.state()
+        *_, term, trunc, _ = env.step(env.oracle(x)[1])
+        if term or trunc:
+            break
+    x0, v0 = env.state()
+    bonds, ref, tol = info["bonds"], info["ref_bond_lengths"], env.bond_tol
+
+    def broken(x: np.ndarray) -> bool:
+        return not np.all(np.isfinite(x)) or bool(
+            np.max(np.abs(bond_lengths(x, bonds) - ref)) > tol
+        )
+
+    def force(x: np.ndarray) -> tuple[float, np.ndarray]:
+        e, f = agent.predict(x)
+        return float(e), np.asarray(f, dtype=np.float64)
+
+    dt = env.dt / 1000.0  # ps
+    out = velocity_verlet(
+        x0, v0 * 1000.0, info["masses"], force, dt, steps, accel_scale=MD_ACCEL, stop=broken
+    )
+    n_steps = len(out["total"]) - 1
+    n = len(info["masses"])
+    if n_steps >= 1:
+        d = energy_drift(out["total"], dt, n)
+        drift, dev = abs(d["drift_per_atom_per_time"]), d["max_dev_per_atom"]
+    else:
+        drift = dev = math.nan
+    return {
+        "nve_drift": drift,
+        "nve_max_dev": dev,
+        "nve_time_ps": n_steps * dt,
+        "nve_failed": float(n_steps < steps),
+        "nve_e0": float(out["total"][0]),
+    }
+
+
 def _run_md(task: Task, agent: Any, seed: int) -> TrialOutcome:
     _, _, stats = _train(task, agent, seed)
     env = gym.make(task.env_id, **task.env_kwargs)
@@ -192,9 +277,29 @@ def _run_md(task: Task, agent: Any, seed: int) -> TrialOutcome:
     }
     m["time_to_failure_ps"] = float(np.mean([e["time_ps"] for e in eps]))
     m["survival"] = float(1.0 - np.mean([e["failed"] for e in eps]))
-    return TrialOutcome(
-        metrics=m, scores=[e["time_ps"] for e in eps], extra={"train": stats, "episodes": eps}
-    )
+    extra: dict[str, Any] = {"train": stats, "episodes": eps}
+    cfg = task.extra.get("nve")
+    if cfg:
+        from icml26.envs.md_forcefields.env import MDForceFieldEnv
+
+        kw = {**task.env_kwargs, "friction_per_ps": float(cfg["thermalise_friction_per_ps"])}
+        nenv = MDForceFieldEnv(**{**kw, "max_steps": max(1, int(cfg["thermalise_steps"]))})
+        runs = [
+            nve_run(
+                agent,
+                nenv,
+                derive_seed(seed, "nve", i),
+                int(cfg["steps"]),
+                int(cfg["thermalise_steps"]),
+            )
+            for i in range(task.eval_episodes)
+        ]
+        for k in ("nve_drift", "nve_max_dev"):
+            vals = [r[k] for r in runs if not math.isnan(r[k])]
+            m[k] = float(np.mean(vals)) if vals else math.nan
+        m["nve_time_ps"] = float(np.mean([r["nve_time_ps"] for r in runs]))
+        extra["nve"] = runs
+    return TrialOutcome(metrics=m, scores=[e["time_ps"] for e in eps], extra=extra)
 
 
 def run_trial(task: Task, agent: Any, seed: int) -> TrialOutcome:

@@ -18,8 +18,12 @@ stand-in) needs ParmEd for its old-style prmtop and is not included.
 frames (4 replicas, 300-600 K), test energy MAE per atom, force MAE and cosine.
 `md_forcefields/ala2-md-stability`: the same training, then learned-force Langevin MD in the
 env (3 episodes x 1 ps at 0.5 fs): time to failure, Rg and bond-length drift, force error along
-the trajectory, inference time per step. Agents: `md-dkmp`, `md-schnet`, `md-painn`,
-`md-openmm` (oracle). Results: [docs/results/md_forcefields.md](../results/md_forcefields.md).
+the trajectory, inference time per step. Its v1 adds 3 NVE runs (velocity Verlet, 1 ps at 0.5 fs,
+the agent's own energy and forces) from OpenMM-thermalised states: `nve_drift` (kcal/mol/atom/ps),
+`nve_max_dev` (max |E_t - E_0| per atom) and `nve_time_ps`; a zero-force model conserves its
+constant energy exactly, so read the drift next to the accuracy. Agents: `md-dkmp`, `md-dkmp-eq`
+(equivariant), `md-dkmp-r` (DKMP^R, k-d tree neighbours), `md-schnet`, `md-painn`, `md-null`
+(per-element constant energy, zero forces) and `md-openmm` (oracle). Results: [docs/results/md_forcefields.md](../results/md_forcefields.md).
 
 ## Running an agent
 ```python

@@ -142,6 +142,10 @@ class MDForceFieldEnv(gym.Env):
         x = ctx.getState(getPositions=True).getPositions(asNumpy=True)._value * 10.0
         return np.asarray(x, dtype=np.float64)
 
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the current positions (A, float64) and velocities (A/fs)."""
+        return self._x.copy(), self._v.copy()
+
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_oracle": None}
 

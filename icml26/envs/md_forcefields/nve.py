@@ -24,11 +24,14 @@ def velocity_verlet(
     dt: float,
     steps: int,
     accel_scale: float = 1.0,
+    stop: Callable[[np.ndarray], bool] | None = None,
 ) -> dict[str, np.ndarray]:
     """Integrate ``steps`` velocity-Verlet steps of size ``dt`` from ``(x0, v0)``; ``force_fn(x)``
     returns ``(potential, forces)`` with forces ``(N, 3)`` in units where ``a = accel_scale * F / m``
     (kinetic energy is divided by ``accel_scale`` to share the potential's units). Returns
-    ``positions (T+1, N, 3)``, ``velocities``, ``potential (T+1,)``, ``kinetic`` and ``total``."""
+    ``positions (T+1, N, 3)``, ``velocities``, ``potential (T+1,)``, ``kinetic`` and ``total``.
+    ``stop(x)``, if given, sees each new position before its force call; ``True`` ends the run
+    and the arrays end at the last position it accepted (``T`` steps, ``T <= steps``)."""
     x = np.array(x0, dtype=np.float64)
     v = np.array(v0, dtype=np.float64)
     m = np.asarray(masses, dtype=np.float64).reshape(-1, 1)
@@ -44,6 +47,8 @@ def velocity_verlet(
     for _ in range(int(steps)):
         v = v + 0.5 * dt * c * f / m
         x = x + dt * v
+        if stop is not None and stop(x):
+            break
         u, f = force_fn(x)
         v = v + 0.5 * dt * c * f / m
         xs.append(x.copy())
