@@ -1333,7 +1333,7 @@ def _bullet(s: dict[str, Any]) -> str:
     """The page's one-paragraph summary, from the headline comparison."""
     link = "(the study at the task's budget: [looplm.md](looplm.md))"
     if not s.get("vs_grpo"):
-        return f"**looplm**: RLTT vs GRPO on a looped transformer; no comparison yet. {link}"
+        return f"RLTT vs GRPO on a looped transformer; no comparison yet. {link}"
     acc, vs = s["acc"], s["vs_grpo"]
     rltt = [a for a in vs if a.startswith("RLTT")]
     lo = min(vs[a]["diff"] for a in rltt)
@@ -1364,7 +1364,7 @@ def _bullet(s: dict[str, Any]) -> str:
             f"{acc['GRPO'][0] - acc['4-layer GRPO'][0]:+.3f} after GRPO."
         )
     return (
-        "**looplm**: GRPO vs RLTT (Ouro-style looped transformer, one block looped 4 times, 62k "
+        "GRPO vs RLTT (Ouro-style looped transformer, one block looped 4 times, 62k "
         "parameters) on `looplm/permutation-hops-8x3` v1, a task where depth matters (loop 1 "
         "and a 1-loop twin at chance). With RL hyper-parameters chosen on a validation split "
         f"(64 prompts x 8 per step, lr 1e-3), GRPO lifts held-out accuracy from "
