@@ -11,7 +11,7 @@ import pytest
 from icml26 import benchmarks
 from icml26.benchmarks import report
 from icml26.benchmarks.studies import get_study
-from icml26.benchmarks.studies.looplm import DEPTH, DEPTH_SEEDS, FLAT, TASK
+from icml26.benchmarks.studies.looplm import DEPTH, DEPTH_SEEDS, FLAT, LADDER_SEEDS, TASK
 from icml26.benchmarks.study import StudyData, evaluate, read_archive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,20 +23,25 @@ def test_the_study_plans_every_arm_on_its_seeds_and_rungs() -> None:
     study = get_study("looplm")
     plan = study.plan()
     main = Counter((p.arm, p.rung) for p in plan if p.block == TASK)
-    assert main == {("warm start", 1.0): 10, **{(a, r): 10 for a in RL for r in (0.5, 1.0)}}
+    low = len(LADDER_SEEDS)
+    assert main == {
+        ("warm start", 1.0): 10,
+        **{(a, 1.0): 10 for a in RL},
+        **{(a, 0.5): low for a in RL},
+    }
     depth = Counter((p.arm, p.rung) for p in plan if p.block == DEPTH)
     n = len(DEPTH_SEEDS)
     assert depth == {
         ("warm start", 1.0): n,
-        ("GRPO", 0.5): n,
+        ("GRPO", 0.5): len(set(LADDER_SEEDS)),
         ("GRPO", 1.0): n,
         ("4-layer warm start", 1.0): n,
-        ("4-layer GRPO", 0.5): n,
+        ("4-layer GRPO", 0.5): len(set(LADDER_SEEDS)),
         ("4-layer GRPO", 1.0): n,
     }
     # the depth block's looped arms are the main block's trials (same keys), not new ones
     keys = {p.spec.key for p in plan}
-    assert len(keys) == 10 + 6 * 20 + 2 * n + n
+    assert len(keys) == 10 + 6 * (10 + low) + 2 * n + low
     # the ladder scales the task's RL steps (budget_scale), never the warm start: the warm
     # starts run at scale 1 only, and the task scales nothing but rl_steps
     for p in plan:
