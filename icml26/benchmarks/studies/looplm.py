@@ -193,6 +193,9 @@ def snapshot_table(data: StudyData, block: str) -> list[str]:
     """Held-out accuracy of the weights every top-rung trial keeps on its way (after 1/8, 1/4
     and 1/2 of the RL steps) and at its end, and whether the x0.5 trials reproduce the
     half-way weights of the x1 trials (with a constant lr they are the same run)."""
+    from icml26.stats import plateau_test
+
+    study = data.study
     lines: list[str] = []
     rows = []
     steps_all: set[int] = set()
@@ -204,13 +207,23 @@ def snapshot_table(data: StudyData, block: str) -> list[str]:
             continue
         seeds = sorted(top)
         per: dict[int, list[float]] = {}
+        halfway: dict[int, float] = {}
         for s in seeds:
             r = top[s]
+            steps = int(r.extra["learn"]["rl_steps"])
             for snap in r.extra["eval"].get("ladder", []):
                 per.setdefault(int(snap["rl_steps"]), []).append(float(snap["accuracy"]))
-            per.setdefault(int(r.extra["learn"]["rl_steps"]), []).append(r.metrics["accuracy"])
+                if 2 * int(snap["rl_steps"]) == steps:
+                    halfway[s] = float(snap["accuracy"])
+            per.setdefault(steps, []).append(r.metrics["accuracy"])
+        # the plateau test of the study's last step, on the kept weights of every seed
+        pl = plateau_test(
+            {0.5: halfway, 1.0: {s: top[s].metrics["accuracy"] for s in seeds}},
+            tolerance=study.plateau_tolerance,
+            relative=study.plateau_relative,
+        )
         steps_all |= set(per)
-        half = data.trials(block, arm, rung=data.study.ladder[0])
+        half = data.trials(block, arm, rung=study.ladder[0])
         equal = [
             s
             for s in sorted(set(half) & set(top))
@@ -219,19 +232,20 @@ def snapshot_table(data: StudyData, block: str) -> list[str]:
             and snap["scores"] == half[s].scores
         ]
         both = len(set(half) & set(top))
-        rows.append((arm, len(seeds), per, f"{len(equal)} of {both}" if both else "-"))
+        rows.append((arm, len(seeds), per, pl.reading, f"{len(equal)} of {both}" if both else "-"))
     if not rows:
         return []
     cols = sorted(steps_all)
     lines += [
         "| arm | seeds | "
         + " | ".join(f"{k} steps" for k in cols)
-        + " | x0.5 trial = the x1 trial's half-way weights (per-problem outcomes) |",
-        "|---|---|" + "---|" * (len(cols) + 1),
+        + " | half-way to the end, every seed (plateau test) | x0.5 trial = the x1 trial's "
+        "half-way weights (per-problem outcomes) |",
+        "|---|---|" + "---|" * (len(cols) + 2),
     ]
-    for arm, n, per, check in rows:
+    for arm, n, per, reading, check in rows:
         cells = [f"{np.mean(per[k]):.3f}" if len(per.get(k, [])) == n else "-" for k in cols]
-        lines.append(f"| {arm} | {n} | " + " | ".join(cells) + f" | {check} |")
+        lines.append(f"| {arm} | {n} | " + " | ".join(cells) + f" | {reading} | {check} |")
     return lines + [""]
 
 
@@ -263,9 +277,11 @@ def sections(data: StudyData, ev: Evaluation) -> list[str]:
         "",
         "Every trial scores its weights after 1/8, 1/4 and 1/2 of its RL steps "
         '(`extra["eval"]["ladder"]`): a finer ladder than the study\'s two rungs, on the '
-        "top rung's seeds. The last column checks that the x0.5 trials (a run of half the "
-        "steps) give the same per-problem outcomes as the half-way weights of the x1 trials on "
-        "the same seed.",
+        "top rung's seeds. The plateau test of the study's last step (x0.5 to x1, "
+        "`icml26.stats.plateau_test`, same tolerance) is read here on the half-way weights of "
+        "every seed: descriptive, since the verdicts read the x0.5 trials, which run on fewer "
+        "seeds. The last column checks that the x0.5 trials (a run of half the steps) give the "
+        "same per-problem outcomes as the half-way weights of the x1 trials on the same seed.",
         "",
         *snapshot_table(data, TASK),
     ]
