@@ -1,4 +1,4 @@
-"""GRPO vs RLTT (every omega) vs REINFORCE on tasks where loop depth matters: docs/results/looplm.md.
+"""GRPO vs RLTT (every omega) vs REINFORCE on tasks where loop depth matters: docs/results/looplm_cuda.md.
 
     OMP_NUM_THREADS=1 nice -n 10 python experiments/looplm.py calibrate --task looplm/addition-2d-1block
     OMP_NUM_THREADS=1 nice -n 10 python experiments/looplm.py depth --task looplm/addition-2d-1block
@@ -1044,27 +1044,16 @@ def report(device: str) -> None:
     )
     from icml26.provenance import provenance_lines
 
-    summary = json.dumps(
-        {
-            "family": "looplm",
-            "paper": "RLTT",
-            "methods": [
-                f"looplm-rltt-{w}" for w in ("exit-pdf", "uniform", "progressive", "learned")
-            ],
-            "headline_task": "looplm/permutation-hops-8x3",
-            "bullet": _bullet(summ),
-        }
-    )
+    # no summary block: the family's README bullet is the study page's (docs/results/looplm.md)
     head = (
-        "<!-- icml26-summary\n"
-        + summary
-        + "\n-->\n"
-        + HEADER.format(version=c["task"].version, **ex)
-        + "\n"
+        HEADER.format(version=c["task"].version, **ex)
+        + "\n**Summary.** "
+        + _bullet(summ)
+        + "\n\n"
         + provenance_lines(prov)
         + "\n"
     )
-    out = ROOT / "docs" / "results" / "looplm.md"
+    out = ROOT / "docs" / "results" / "looplm_cuda.md"
     findings = "\n".join(
         [
             "## Findings",
@@ -1341,10 +1330,10 @@ def _artefact(s: dict[str, Any], sweep: list[dict[str, Any]]) -> list[str]:
 
 
 def _bullet(s: dict[str, Any]) -> str:
-    """The README's looplm bullet, from the headline comparison."""
-    link = "[results](docs/results/looplm.md)"
+    """The page's one-paragraph summary, from the headline comparison."""
+    link = "(the study at the task's budget: [looplm.md](looplm.md))"
     if not s.get("vs_grpo"):
-        return f"**looplm**: RLTT vs GRPO on a looped transformer; no comparison yet. {link}"
+        return f"RLTT vs GRPO on a looped transformer; no comparison yet. {link}"
     acc, vs = s["acc"], s["vs_grpo"]
     rltt = [a for a in vs if a.startswith("RLTT")]
     lo = min(vs[a]["diff"] for a in rltt)
@@ -1375,7 +1364,7 @@ def _bullet(s: dict[str, Any]) -> str:
             f"{acc['GRPO'][0] - acc['4-layer GRPO'][0]:+.3f} after GRPO."
         )
     return (
-        "**looplm**: GRPO vs RLTT (Ouro-style looped transformer, one block looped 4 times, 62k "
+        "GRPO vs RLTT (Ouro-style looped transformer, one block looped 4 times, 62k "
         "parameters) on `looplm/permutation-hops-8x3` v1, a task where depth matters (loop 1 "
         "and a 1-loop twin at chance). With RL hyper-parameters chosen on a validation split "
         f"(64 prompts x 8 per step, lr 1e-3), GRPO lifts held-out accuracy from "
@@ -1418,7 +1407,11 @@ leave 2.5 hours for it); the comparison below is the one run on a GPU, 5 seeds a
 (480 steps, ladder 60 / 120 / 240 / 480). The comparison sections carry each arm's ladder, and the
 verdict rule reads them."""
 FINDINGS = ""
-HEADER = """# looplm: GRPO vs RLTT on a looped transformer where loop depth matters, with RL that trains
+HEADER = """# looplm (CUDA supplement): GRPO vs RLTT on a looped transformer where loop depth matters, with RL that trains
+
+A supplement to the study page [looplm.md](looplm.md) (CPU, the task's budget of 240 RL steps, 10
+seeds, every claim with its verdict): the comparison run on a GPU at twice the budget, with the RL
+configuration sweep, the RL budget ladder, the depth probe and the warm-start calibration.
 
 Task `looplm/permutation-hops-8x3` v{version}: three look-ups in a permutation of 8 letters, on a
 model with ONE shared block looped 4 times (input injection); the 1-loop model with the same

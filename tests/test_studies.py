@@ -352,7 +352,7 @@ def test_the_summary_block_is_json_in_an_html_comment() -> None:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["tutorial", "markov_games", "spatial_causal"])
+@pytest.mark.parametrize("name", ["tutorial", "markov_games", "spatial_causal", "looplm"])
 def test_a_committed_study_page_holds_every_number_of_its_bullet(name: str) -> None:
     """The README generator quotes the bullet; each of its numbers must stand on the page."""
     import re

@@ -12,7 +12,9 @@ such as Ouro (arXiv 2510.25741) apply one shared stack of layers T times per tok
 only the final loop, RLTT spreads the policy gradient over every loop's log-probability. This family
 gives verifiable one-step reasoning environments, a small Ouro-style looped transformer, and GRPO,
 RLTT (four loop weightings) and REINFORCE trainers sharing one rollout path, all trainable on a
-2-core CPU. Results: [docs/results/looplm.md](../results/looplm.md).
+2-core CPU. Results: [docs/results/looplm.md](../results/looplm.md) (the study at the task's
+budget) and [docs/results/looplm_cuda.md](../results/looplm_cuda.md) (a GPU run at twice it, with
+the RL sweep and the depth probe).
 
 ## Problem generators
 
@@ -107,7 +109,7 @@ trainer.train(100)
 On `looplm/addition-2d-1block` the looped model's own trajectory depends on depth (its loop 4
 clearly beats its loop 1, while accuracy is flat across loops on the first two tasks), but a
 separately trained 1-loop model with the same parameters and steps solves the task (0.99), so
-the task does not need depth; see [the results](../results/looplm.md). `permutation_power` and
+the task does not need depth; see [the CUDA supplement](../results/looplm_cuda.md). `permutation_power` and
 `pointer_chain` did not leave chance level within 250-400 warm-start steps here; with
 `permutation_hops` a ONE-loop model solves 2 hops over 8 symbols (a single attention layer finds a
 short cut over so few symbols), and over 16 letters neither the 1-loop nor the 4-loop model left
