@@ -3,7 +3,7 @@
 icml26 study list
 icml26 study run tutorial [--agent mypkg.agents:MyController --agent-kwargs '{"gain": 2}']
                           [--executor process --workers 2] [--seeds 0 --task 'tutorial/*']
-                          [--scales 0.25,0.5]
+                          [--scales 0.25,0.5] [--arms 'PPO,point-pd']
 icml26 study report tutorial [--agent mypkg.agents:MyController --page mine.md]
 icml26 study export tutorial            # docs/results/raw/tutorial.jsonl.gz
 icml26 plot --study tutorial --out figs/ [--kind ladder,curves,profile]
@@ -80,8 +80,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     study = get_study(args.name)
     arms = _extra_arms(args)
-    specs = study.trials(arms)
-    n_all = len(specs)
+    plan = study.plan(arms)
+    n_all = len({p.spec.key for p in plan})
+    if args.arms:
+        labels = [a.strip() for a in args.arms.split(",") if a.strip()]
+        known = sorted({p.arm for p in plan})
+        unknown = [a for a in labels if a not in known]
+        if unknown:
+            raise UsageError(f"--arms: unknown arm(s) {unknown}; the study's arms are {known}")
+        plan = [p for p in plan if p.arm in labels]
+    specs = list({p.spec.key: p.spec for p in plan}.values())
     specs = _subset(specs, args.seeds, args.task, args.scales)
     store = args.store or study.store_path
     part = f" of {n_all}" if len(specs) < n_all else ""
@@ -219,6 +227,10 @@ def add_parser(sub: Any) -> None:
     )
     q.add_argument(
         "--task", help="only the study's trials on task ids matching this glob, e.g. '*goofspiel*'"
+    )
+    q.add_argument(
+        "--arms",
+        help="only these arms (comma-separated labels as on the page, e.g. 'scripted,random')",
     )
     q.add_argument(
         "--scales",
