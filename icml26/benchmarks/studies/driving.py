@@ -120,7 +120,7 @@ def _pooled(data: StudyData, block: str, arm: str, key: str, rung: float | None 
 def _iv(iv: Any) -> str:
     from icml26.benchmarks.report import fmt_iv
 
-    return "-" if iv is None else fmt_iv(iv.estimate, iv.low, iv.high, 3)
+    return "-" if iv is None else fmt_iv(iv.estimate, iv.low, iv.high, spec=".3f")
 
 
 def pooled_difference(data: StudyData, a: str, b: str, metric: str) -> dict[str, Any] | None:
@@ -255,8 +255,8 @@ DRIVING = Study(
         "`-s6`, `-s7`: 16,384 env steps of learning, 50 evaluation episodes). The adversaries "
         "learn online (Phi trained in the run, as in the release) on the native vector env and "
         "act with their tanh mean at evaluation. The ladder multiplies the learning budget by "
-        "1, 4, 16, 64 and 100: x100 is the release's 1,638,400 PPO steps (100 updates of 2048 "
-        "steps for each of the 8 values of k); the PPO arms (`lr` 1e-3, 4 epochs of 512; the "
+        "1, 4, 16, 64 and 100: x100 is the release's 1,638,400 (1.64M) PPO steps (100 updates "
+        "of 2048 steps for each of the 8 values of k); the PPO arms (`lr` 1e-3, 4 epochs of 512; the "
         "release: 1e-4, 1 epoch) walk the k curriculum once over their budget. Seeds 0-2 on "
         "the lower rungs of scenarios 5 and 6, seeds 0-9 at the top rung of 5-7 (scenario 7 "
         "has no ladder). `ScenePilot (r = Phi)` is the release's own reward (r = Phi, the "
