@@ -152,3 +152,50 @@ def test_the_driving_study_plans_the_intended_trials() -> None:
     claims = {c.id: c for c in study.claims}
     assert claims["valid-vs-scripted-s6"].metric == "valid_collision_rate"
     assert {c.b for c in claims.values() if hasattr(c, "b")} == {"scripted", "LC", "PPO-risk"}
+
+
+def test_the_driving_page_pools_episodes_and_pairs_seeds() -> None:
+    """Synthetic top-rung trials: the page's Wilson cells pool the seeds' episodes, and the
+    pooled +6.2 pp table pairs per-seed means over the three scenarios."""
+    from icml26 import benchmarks
+    from icml26.benchmarks.studies import get_study
+    from icml26.benchmarks.studies.driving import pooled_difference, sections
+    from icml26.benchmarks.study import StudyData, evaluate
+    from icml26.protocol import TrialResult
+
+    study = get_study("driving")
+    # valid collisions out of 50 episodes per (arm, scenario, seed), seeds 0 and 1
+    valid = {"ScenePilot": (10, 20), "scripted": (5, 5)}
+    results = []
+    for p in study.plan():
+        if p.rung != study.top or p.arm not in valid or p.spec.seed > 1:
+            continue
+        task = benchmarks.get_task(p.spec.task_id)
+        v = valid[p.arm][p.spec.seed] + (int(p.block[-1]) - 5)  # +0/+1/+2 for scenarios 5/6/7
+        results.append(
+            TrialResult(
+                p.spec.task_id,
+                p.spec.task_version,
+                p.spec.agent,
+                "1",
+                p.spec.seed,
+                "FINISHED",
+                metrics={"valid_collision_rate": v / 50, "collision_rate": 2 * v / 50},
+                agent_kwargs=dict(p.spec.agent_kwargs),
+                extra={"valid_collisions": v, "collisions": 2 * v},
+                task_hash=task.definition_hash,
+                budget_scale=p.spec.budget_scale,
+            )
+        )
+    data = StudyData(study, results)
+    lines = "\n".join(sections(data, evaluate(data)))
+    # scenario 5, ScenePilot: (10 + 20) / 100 valid, 60 / 100 raw; Wilson 95% of 30/100 is
+    # [0.219, 0.396] (centre (0.3 + z^2/200) / (1 + z^2/100), half-width
+    # z sqrt(0.3 * 0.7 / 100 + z^2 / 40000) / (1 + z^2/100))
+    assert "| 5 | ScenePilot | 0.300 [0.219, 0.396] | 0.600 [0.502, 0.691] | 30/60 | 2 |" in lines
+    # per seed, mean over scenarios of valid: ScenePilot (11/50, 21/50), scripted (6/50, 6/50):
+    # differences 10 and 30 pp, mean +20 pp
+    d = pooled_difference(data, "ScenePilot", "scripted", "valid_collision_rate")
+    assert d is not None and d["n"] == 2
+    assert d["diff_pp"] == pytest.approx(20.0) and d["a"] == pytest.approx(0.32)
+    assert "| valid_collision_rate | LC | - | - | - | - | 0 |" in lines  # LC has no trials here
