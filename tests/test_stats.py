@@ -113,6 +113,22 @@ def test_bca_matches_the_exact_interval_of_an_exponential_mean() -> None:
     assert 0.85 <= hits / 120 <= 0.99
 
 
+def test_wilson_matches_newcombe_1998_textbook_values() -> None:
+    # Newcombe (1998), Stat. Med. 17:857, Table I, method 3 (score interval without continuity
+    # correction), to the 4 decimals printed there
+    for k, n, lo, hi in [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ]:
+        w = wilson_ci(k, n)
+        assert (round(w.low, 4), round(w.high, 4)) == (lo, hi), (k, n, w)
+    # 0/20 by hand: the upper bound is z^2 / (n + z^2)
+    z2 = 1.959963984540054**2
+    assert wilson_ci(0, 20).high == pytest.approx(z2 / (20 + z2), rel=1e-12)
+
+
 def test_wilson_and_clopper_pearson_against_references() -> None:
     # Wilson 3/10, hand-worked: centre (0.3 + z^2/20) / (1 + z^2/10), z = 1.95996
     z = 1.959963984540054

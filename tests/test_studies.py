@@ -286,6 +286,25 @@ def test_cli_study_run_a_subset_then_the_rest(
     assert len(after) == 8 and all(after[k] == t for k, t in first.items())
 
 
+def test_cli_study_run_by_arm_and_rung(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    db = str(tmp_path / "rungs.db")
+    argv = ["study", "run", "testing-small", "--store", db]
+    assert cli.main([*argv, "--arms", "climber", "--scales", "0.5"]) == 0
+    assert "2 of 8 trials" in capsys.readouterr().err
+    with ResultsStore(db) as st:
+        got = {(r.agent_name, r.budget_scale, r.seed) for r in st.results()}
+    assert got == {
+        ("icml26.testing:BudgetGainLearner", 0.5, 0),
+        ("icml26.testing:BudgetGainLearner", 0.5, 1),
+    }
+    assert cli.main([*argv, "--arms", "random,pd"]) == 0  # exact arms: the top rung only
+    assert "4 of 8 trials" in capsys.readouterr().err
+    assert cli.main([*argv, "--arms", "nope"]) == 2
+    assert "unknown arm(s) ['nope']" in capsys.readouterr().err
+    assert cli.main([*argv, "--scales", "0.25"]) == 2  # no such rung: nothing matches
+    assert cli.main([*argv, "--scales", "-1"]) == 2
+
+
 def test_study_compare_executors_and_what_counts_as_a_difference(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -3,6 +3,7 @@
 icml26 study list
 icml26 study run tutorial [--agent mypkg.agents:MyController --agent-kwargs '{"gain": 2}']
                           [--executor process --workers 2] [--seeds 0 --task 'tutorial/*']
+                          [--scales 0.25,0.5] [--arms 'PPO,point-pd']
 icml26 study report tutorial [--agent mypkg.agents:MyController --page mine.md]
 icml26 study export tutorial            # docs/results/raw/tutorial.jsonl.gz
 icml26 plot --study tutorial --out figs/ [--kind ladder,curves,profile]
@@ -47,17 +48,28 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _subset(specs: list[Any], seeds: str | None, task: str | None) -> list[Any]:
-    """The study's trials with one of ``seeds`` on a task id matching the glob ``task``."""
-    from icml26.protocol import as_seed_list
+def _subset(
+    specs: list[Any], seeds: str | None, task: str | None, scales: str | None = None
+) -> list[Any]:
+    """The study's trials with one of ``seeds`` on a task id matching the glob ``task`` at one
+    of the budget ``scales`` (comma-separated rungs of the ladder)."""
+    from icml26.protocol import as_seed_list, check_budget_scale
 
     if seeds:
         keep = set(as_seed_list(seeds))
         specs = [s for s in specs if s.seed in keep]
     if task:
         specs = [s for s in specs if fnmatch.fnmatchcase(s.task_id, task)]
+    if scales:
+        try:
+            rungs = {check_budget_scale(float(x)) for x in scales.split(",") if x.strip()}
+        except ValueError as e:
+            raise UsageError(
+                f"--scales: expected comma-separated budget scales, got {scales!r} ({e})"
+            ) from None
+        specs = [s for s in specs if s.budget_scale in rungs]
     if not specs:
-        raise UsageError("no trial of the study matches --seeds/--task")
+        raise UsageError("no trial of the study matches --seeds/--task/--scales")
     return specs
 
 
@@ -68,9 +80,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     study = get_study(args.name)
     arms = _extra_arms(args)
-    specs = study.trials(arms)
-    n_all = len(specs)
-    specs = _subset(specs, args.seeds, args.task)
+    plan = study.plan(arms)
+    n_all = len({p.spec.key for p in plan})
+    if args.arms:
+        labels = [a.strip() for a in args.arms.split(",") if a.strip()]
+        known = sorted({p.arm for p in plan})
+        unknown = [a for a in labels if a not in known]
+        if unknown:
+            raise UsageError(f"--arms: unknown arm(s) {unknown}; the study's arms are {known}")
+        plan = [p for p in plan if p.arm in labels]
+    specs = list({p.spec.key: p.spec for p in plan}.values())
+    specs = _subset(specs, args.seeds, args.task, args.scales)
     store = args.store or study.store_path
     part = f" of {n_all}" if len(specs) < n_all else ""
     print(f"study {study.name!r}: {len(specs)}{part} trials -> {store}", file=sys.stderr)
@@ -207,6 +227,15 @@ def add_parser(sub: Any) -> None:
     )
     q.add_argument(
         "--task", help="only the study's trials on task ids matching this glob, e.g. '*goofspiel*'"
+    )
+    q.add_argument(
+        "--arms",
+        help="only these arms (comma-separated labels as on the page, e.g. 'scripted,random')",
+    )
+    q.add_argument(
+        "--scales",
+        help="only the study's trials at these rungs of its budget ladder, e.g. '1,4' (the "
+        "cheap rungs first; exact arms run at the top rung)",
     )
     _add_run_options(q, trials=False, store_default="results/studies/<name>.db")
     q.set_defaults(func=cmd_run)

@@ -2,6 +2,8 @@
 
 * ``scenepilot`` -- :class:`~icml26.agents.driving.scenepilot.ScenePilotAgent`, the paper's method.
 * ``driving-ppo-risk`` -- the same PPO without the feasibility gate (risk-only ablation).
+* ``scenepilot-released`` -- ScenePilot on the release's reward r = Phi (``reward="released"``): the
+  shield is its only feasibility term (ablation arm).
 * ``driving-scripted`` -- SafeBench's hand-designed scenario behaviour.
 * ``driving-lc`` -- learning-to-collide (REINFORCE over initial scenario parameters).
 * ``driving-no-finetune`` -- defense control (zero residual on the base planner).

@@ -17,6 +17,12 @@ AGENT_SPECS: list[dict[str, Any]] = [
         "description": "Unshielded risk-only PPO (ScenePilot without the feasibility gate; the paper's ablation).",
     },
     {
+        "name": "scenepilot-released",
+        "entry_point": "icml26.agents.driving.scenepilot:ScenePilotAgent",
+        "kwargs": {"reward": "released"},
+        "description": "ScenePilot on the release's own reward r = Phi (the shield is the only feasibility term; ablation arm).",
+    },
+    {
         "name": "driving-scripted",
         "entry_point": "icml26.agents.driving.baselines:ScriptedAdversary",
         "description": "SafeBench's hand-designed scenario behaviour (CS): trigger distance, scripted speed.",

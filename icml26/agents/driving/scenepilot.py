@@ -9,6 +9,12 @@ through the curriculum ``[0, .02, .05, .09, .14, .2, .27, .35]`` (cyclically), o
 Source: ``safebench/scenario/scenario_policy/rl/scenepilot.py`` of the public release.
 
 ``risk_only=True`` drops the gate (alpha = 0): the unshielded risk-only PPO ablation.
+``reward="released"`` trains V_risk on the release's own reward ``r_t = risk_t`` (Phi, or the TTC
+proxy before Phi is ready; ``info["risk"]``) instead of the env's reward, so that the
+shield is the only feasibility term (on v1/v2, whose reward pays a boundary-band collision bonus:
+the ablation arm ``scenepilot-released``). ``k_update_every=0`` walks the curriculum once over
+the learning budget (``n_updates // len(k_values)`` updates per k, at least 1), as the release's
+800 updates of 100 per k do; this keeps the schedule's shape on a budget ladder.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ __all__ = [
     "shield_gate",
     "gae",
 ]
+
+REWARD_SOURCES = ("env", "released")  # ScenePilotArgs.reward
 
 # Fixed observation scale (per actor: x, y, yaw, cos, sin, vx, vy, ax, ay).
 OBS_SCALE = np.tile(
@@ -55,8 +63,11 @@ class ScenePilotArgs:
     max_grad_norm: float = 0.5
     hidden: int = 128
     k_values: tuple[float, ...] = (0.0, 0.02, 0.05, 0.09, 0.14, 0.2, 0.27, 0.35)
-    k_update_every: int = 100  # release thresh_update_every (updates per k)
+    k_update_every: int = (
+        100  # release thresh_update_every (updates per k); 0: once over the budget
+    )
     risk_only: bool = False  # True: the unshielded ablation (alpha = 0)
+    reward: str = "env"  # "env": the env's reward; "released": r = risk (Phi), the release's
     collision_reward: float = (
         0.0  # added to the risk reward at an ego collision (0: the env's reward only)
     )
@@ -137,6 +148,8 @@ class _SingleAsVector:
             "sigma_tp1": np.array([info["sigma_tp1"]]),
             "collision": np.array([info["collision"]]),
             "risk_source_phi": np.array([info.get("risk_source") == "phi"]),
+            "reward_vec": np.asarray(info["reward_vec"])[None],
+            "risk": np.array([info["risk"]], dtype=np.float64),
         }
         if term or trunc:
             out["final_obs"], out["_final_obs"] = np.asarray(obs)[None], np.array([True])
@@ -192,6 +205,15 @@ class ScenePilotAgent:
         if "k_values" in overrides:
             overrides["k_values"] = tuple(float(k) for k in overrides["k_values"])
         self.args = ScenePilotArgs(**overrides)
+        if self.args.reward not in REWARD_SOURCES:
+            raise ValueError(
+                f"ScenePilotAgent: reward must be one of {REWARD_SOURCES}, got {self.args.reward!r}"
+            )
+        if int(self.args.k_update_every) < 0:
+            raise ValueError(
+                "ScenePilotAgent: k_update_every must be >= 0 (0: the curriculum once over the "
+                f"budget), got {self.args.k_update_every!r}"
+            )
         self.actor: Any = None
         self.critic: Any = None
         self._seed: int | None = None
@@ -255,6 +277,7 @@ class ScenePilotAgent:
         opt_pi = torch.optim.Adam(self.actor.parameters(), lr=A.lr)
         opt_v = torch.optim.Adam(self.critic.parameters(), lr=A.lr)
         n_updates = max(1, int(budget.env_steps) // (N * T))
+        k_every = int(A.k_update_every) or max(1, n_updates // len(A.k_values))
         seed = 0 if self._seed is None else int(self._seed)
         obs, _ = venv.reset(seed=seed)
         torch.manual_seed(seed)
@@ -293,6 +316,9 @@ class ScenePilotAgent:
                     ep_jr += em["J_risk"][done].tolist()
                     ep_js += em["J_sigma"][done].tolist()
                 buf_next[t] = nxt
+                if A.reward == "released":  # the release's r = risk (Phi / TTC proxy)
+                    src = info["risk"] if "risk" in info else np.asarray(info["reward_vec"])[:, 0]
+                    risk = np.asarray(src, dtype=np.float64)
                 r_risk[t] = risk + A.collision_reward * np.asarray(info["collision"], float)
                 r_sig[t] = info["sigma_tp1"]
                 sig_t[t], sig_tp1[t], dones[t] = info["sigma_t"], info["sigma_tp1"], done
@@ -374,7 +400,7 @@ class ScenePilotAgent:
             ep_collisions, ep_count, ep_jr, ep_js = 0, 0, [], []
             # ---- the k curriculum (cyclic, as in the release)
             tick += 1
-            if tick >= A.k_update_every:
+            if tick >= k_every:
                 tick = 0
                 last = len(A.k_values) - 1
                 self.k_index = (

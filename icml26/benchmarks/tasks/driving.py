@@ -11,6 +11,16 @@
   random actors); 60 evaluation episodes (20 per scenario). Adds the avoidable-collision rate
   (collisions whose minimum sigma up to 1 s before contact was >= 0, the boundary band) and the
   red-light rate to the attack metrics.
+* ``driving/attack-v2-human`` v1: v0 with the headline metric in the paper's terms added: the
+  collision rate of *valid* scenarios (``valid_collision_rate``: collisions whose minimum sigma up
+  to 1 s before contact was >= the release's final k, 0.35, :func:`valid_collisions`) next to the
+  raw collision rate, each with its Wilson 95% interval over the trial's episodes
+  (``*_low``/``*_high``).
+* ``driving/attack-v2-human-s5``, ``-s6``, ``-s7``: the same metrics on one scenario each (5
+  red-light running, 6 unprotected left turn, 7 right turn), 16,384 env steps of learning (the
+  pooled task's per-scenario share, about 1% of the release's 1.64M) and 50 evaluation
+  episodes: the blocks of the ``driving`` study (:mod:`icml26.benchmarks.studies.driving`),
+  whose budget ladder reaches the release's budget at x100.
 * ``driving/defense-idm``: the agent is the ego (a residual on the IDM planner) on
   ``icml26/ScenePilotAV-v0``. run_trial trains a ScenePilot adversary against the IDM planner,
   measures the ego's crash rate and ScenePilot's overall driving score before fine-tuning (the
@@ -136,6 +146,65 @@ ATTACK_V2_HUMAN = Task(
     extra={"kind": "attack"},
 )
 
+# "valid" in the paper's sense: a collision inside the feasibility boundary band at the release's k
+VALID_K = 0.35  # the k curriculum's last value (scenario/config/scenepilot.yaml)
+
+_V2_VALID_METRICS = _V2_METRICS + (
+    Metric("collision_rate_low", "max", 0.0, 1.0, "Wilson 95% lower bound of collision_rate"),
+    Metric("collision_rate_high", "max", 0.0, 1.0, "Wilson 95% upper bound of collision_rate"),
+    Metric(
+        "valid_collision_rate",
+        "max",
+        0.0,
+        1.0,
+        "share of episodes ending in a valid collision: minimum sigma up to 1 s before contact "
+        f">= {VALID_K} (the release's final k)",
+    ),
+    Metric(
+        "valid_collision_rate_low",
+        "max",
+        0.0,
+        1.0,
+        "Wilson 95% lower bound of valid_collision_rate",
+    ),
+    Metric(
+        "valid_collision_rate_high",
+        "max",
+        0.0,
+        1.0,
+        "Wilson 95% upper bound of valid_collision_rate",
+    ),
+)
+
+ATTACK_V2_HUMAN_V1 = dataclasses.replace(
+    ATTACK_V2_HUMAN,
+    version=1,
+    metrics=_V2_VALID_METRICS,
+    description="Adversary vs the human planner in ScenePilot-v2 scenarios 5-7 (crossing-route "
+    "sigma, collision reward, 2-D action); 48k env steps of learning; the valid-collision rate "
+    f"(boundary band at k = {VALID_K}) and Wilson intervals added.",
+    extra={"kind": "attack", "valid_k": VALID_K},
+)
+
+SCENARIO_NAMES = {5: "red-light running", 6: "unprotected left turn", 7: "right turn"}
+
+
+def _attack_v2_scenario(scenario: int) -> Task:
+    return dataclasses.replace(
+        ATTACK_V2_HUMAN_V1,
+        id=f"driving/attack-v2-human-s{scenario}",
+        version=0,
+        env_kwargs={**ATTACK_V2_HUMAN.env_kwargs, "scenario": [scenario]},
+        budget=Budget(env_steps=16_384),
+        eval_episodes=50,
+        description=f"Adversary vs the human planner in ScenePilot-v2 scenario {scenario} "
+        f"({SCENARIO_NAMES[scenario]}); 16k env steps of learning (about 1% of the release's "
+        f"1.64M); collision and valid-collision (k = {VALID_K}) rates with Wilson intervals.",
+    )
+
+
+ATTACK_V2_SCENARIOS = [_attack_v2_scenario(s) for s in sorted(SCENARIO_NAMES)]
+
 ATTACK_IDM = _attack_task("idm")
 ATTACK_CAUTIOUS = _attack_task("cautious")
 ATTACK_IDM_LONG = _attack_task("idm", 8 * 49_152, "-long")
@@ -221,13 +290,15 @@ TASKS = [
     DEFENSE_IDM,
     ATTACK_V2_HUMAN,
     DEFENSE_V2_HUMAN,
+    ATTACK_V2_HUMAN_V1,
+    *ATTACK_V2_SCENARIOS,
 ]
 
 SUITES = {
     # the current version (ScenePilot-v2): an old id would print Gymnasium's "out of date" warning
     "smoke": [
         SuiteEntry(
-            "driving/attack-v2-human",
+            "driving/attack-v2-human-s5",
             {"random": {}, "driving-scripted": {}, "scenepilot": BUDGET_PPO_KWARGS},
             seeds=(0, 1),
         ),
@@ -249,12 +320,24 @@ SUITES = {
     ]
     + [
         SuiteEntry(
-            "driving/attack-v2-human",
+            t,
             {
                 "scenepilot": BUDGET_PPO_KWARGS,
+                "scenepilot-released": BUDGET_PPO_KWARGS,
                 "driving-ppo-risk": BUDGET_PPO_KWARGS,
+                "driving-lc": {},
                 "driving-scripted": {},
                 "random": {},
+            },
+        )
+        for t in ("driving/attack-v2-human", *(t.id for t in ATTACK_V2_SCENARIOS))
+    ]
+    + [
+        SuiteEntry(
+            "driving/defense-v2-human",
+            {
+                "driving-no-finetune": {},
+                "sb3-ppo": {**SB3_PPO_KWARGS, "policy_kwargs": {"log_std_init": -1.5}},
             },
         ),
         SuiteEntry(
@@ -456,6 +539,25 @@ def _attack_metrics(eps: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
+def valid_collisions(eps: list[dict[str, float]], k: float = VALID_K) -> np.ndarray:
+    """1.0 per episode that ended in a valid collision: a collision whose minimum sigma from the
+    reset up to 1 s before contact (``min_sigma_pre_collision``) was >= ``k``; else 0.0."""
+    missing = [i for i, e in enumerate(eps) if "min_sigma_pre_collision" not in e]
+    if missing:
+        raise ValueError(
+            "valid_collisions: episodes need 'min_sigma_pre_collision' (ScenePilot-v1 and later); "
+            f"episode(s) {missing[:5]} have keys {sorted(eps[missing[0]])}"
+        )
+    return np.array([float(e["collision"] > 0 and e["min_sigma_pre_collision"] >= k) for e in eps])
+
+
+def _rate_metrics(name: str, outcomes: np.ndarray) -> dict[str, float]:
+    from icml26.stats import wilson_ci
+
+    iv = wilson_ci(int(round(float(outcomes.sum()))), len(outcomes))
+    return {name: float(iv.estimate), f"{name}_low": float(iv.low), f"{name}_high": float(iv.high)}
+
+
 def _per_scenario(eps: list[dict[str, float]], key: str) -> dict[str, float]:
     out: dict[str, list[float]] = {}
     for e in eps:
@@ -480,10 +582,19 @@ def _run_attack(task: Task, agent: Any, seed: int) -> TrialOutcome:
     stats = train_phase(task, agent, seed)
     eps = evaluate_adversary(agent, task.env_kwargs, seed, task.eval_episodes, task.env_id)
     metrics = _attack_metrics(eps)
-    extra = {
+    extra: dict[str, Any] = {
         "collision_by_scenario": _per_scenario(eps, "collision"),
         "feasible_by_scenario": _per_scenario(eps, "feasible_ratio"),
     }
+    if "valid_k" in task.extra:  # the paper's headline: collisions in the band at the release's k
+        valid = valid_collisions(eps, float(task.extra["valid_k"]))
+        metrics.update(_rate_metrics("collision_rate", np.array([e["collision"] for e in eps])))
+        metrics.update(_rate_metrics("valid_collision_rate", valid))
+        for e, v in zip(eps, valid):
+            e["valid_collision"] = float(v)
+        extra["valid_collision_by_scenario"] = _per_scenario(eps, "valid_collision")
+        extra["valid_collisions"] = int(valid.sum())
+        extra["collisions"] = int(sum(e["collision"] > 0 for e in eps))
     if stats:
         extra["learn"] = stats
     return TrialOutcome(metrics=metrics, scores=[e["collision"] for e in eps], extra=extra)
