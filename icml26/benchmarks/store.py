@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -200,18 +201,34 @@ def open_engine(
 
     if not create:
         return engine
-    for attempt in range(3):
+    attempt, deadline = 0, time.monotonic() + LOCK_WAIT_S
+    while True:
         try:
             metadata.create_all(engine)
             break
         except sa.exc.DBAPIError as e:
             lost_race = "already exists" in str(e.orig).lower()  # another opener created it
+            if locked(e) and time.monotonic() < deadline:
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+                attempt += 1
+                continue
             if _damaged(e) or (isinstance(e, sa.exc.OperationalError) and not lost_race):
                 engine.dispose()
                 raise open_error(e, what, url) from None
-            if attempt == 2:
+            attempt += 1
+            if attempt >= 3:
                 raise
     return engine
+
+
+LOCK_WAIT_S = 60.0  # how long an opener waits out another's lock (SQLite's busy timeout too)
+
+
+def locked(e: sa.exc.DBAPIError) -> bool:
+    """SQLite's SQLITE_BUSY: another connection holds the lock. Its busy handler does not wait in
+    every case (a read transaction that must become a write one, WAL set-up on a new file), so
+    openers of a brand-new store retry instead of failing at once."""
+    return "database is locked" in str(e.orig).lower()
 
 
 def _damaged(e: sa.exc.DBAPIError) -> bool:
@@ -274,11 +291,7 @@ class ResultsStore:
         self.location = describe_url(self.url)
         self.engine = open_engine(self.url, _metadata, create=create, what="results store")
         try:
-            if create:
-                self._quick_check()
-                self.schema_version = migrate(self.engine, "results", MIGRATIONS)
-            else:
-                self.schema_version = self._check_readable()
+            self.schema_version = self._open_checks(create)
         except sa.exc.DBAPIError as e:
             self.engine.dispose()
             if not (_damaged(e) or isinstance(e, sa.exc.OperationalError)):
@@ -287,6 +300,22 @@ class ResultsStore:
         except StoreError:
             self.engine.dispose()
             raise
+
+    def _open_checks(self, create: bool) -> int:
+        """The integrity check and migration (a writer) or the readability check (a reader);
+        a lock held by another opener of a new store is waited out (up to LOCK_WAIT_S)."""
+        attempt, deadline = 0, time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                if create:
+                    self._quick_check()
+                    return migrate(self.engine, "results", MIGRATIONS)
+                return self._check_readable()
+            except sa.exc.OperationalError as e:
+                if not locked(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+                attempt += 1
 
     def _quick_check(self) -> None:
         """SQLite: StoreError for a damaged page, which would otherwise surface as a traceback
