@@ -222,7 +222,6 @@ def nve_run(agent: Any, env: Any, seed: int, steps: int, thermalise_steps: int) 
     forces, then ``steps`` velocity-Verlet steps with ``agent.predict``'s energy and forces from
     that state; stops early when a bond leaves its reference length +- tolerance."""
     from icml26.envs.md_forcefields.nve import MD_ACCEL, energy_drift, velocity_verlet
-    from icml26.envs.md_forcefields.systems import bond_lengths
 
     _, info = env.reset(seed=seed)
     for _ in range(thermalise_steps):
@@ -231,12 +230,9 @@ def nve_run(agent: Any, env: Any, seed: int, steps: int, thermalise_steps: int) 
         if term or trunc:
             break
     x0, v0 = env.state()
-    bonds, ref, tol = info["bonds"], info["ref_bond_lengths"], env.bond_tol
 
     def broken(x: np.ndarray) -> bool:
-        return not np.all(np.isfinite(x)) or bool(
-            np.max(np.abs(bond_lengths(x, bonds) - ref)) > tol
-        )
+        return env.bond_deviation(x) > env.bond_tol
 
     def force(x: np.ndarray) -> tuple[float, np.ndarray]:
         e, f = agent.predict(x)

@@ -142,6 +142,13 @@ class MDForceFieldEnv(gym.Env):
         x = ctx.getState(getPositions=True).getPositions(asNumpy=True)._value * 10.0
         return np.asarray(x, dtype=np.float64)
 
+    def bond_deviation(self, x: np.ndarray) -> float:
+        """Largest |bond length - reference| (A) at positions ``x``; inf if a position is not
+        finite. A rollout fails when it exceeds ``bond_tol``."""
+        if not np.all(np.isfinite(x)):
+            return math.inf
+        return float(np.max(np.abs(bond_lengths(x, self.mol.bonds) - self.ref_bonds)))
+
     def state(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the current positions (A, float64) and velocities (A/fs)."""
         return self._x.copy(), self._v.copy()
@@ -194,11 +201,7 @@ class MDForceFieldEnv(gym.Env):
         self._x = self._x + self.dt * self._v
         self._t += 1
         finite = bool(np.all(np.isfinite(self._x)))
-        dev = (
-            float(np.max(np.abs(bond_lengths(self._x, self.mol.bonds) - self.ref_bonds)))
-            if finite
-            else math.inf
-        )
+        dev = self.bond_deviation(self._x)
         failed = (not finite) or dev > self.bond_tol
         truncated = (not failed) and self._t >= self.max_steps
         self._done = failed or truncated

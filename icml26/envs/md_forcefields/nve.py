@@ -7,11 +7,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from icml26.envs.md_forcefields.systems import ACCEL
+
 __all__ = ["velocity_verlet", "energy_drift", "MD_ACCEL"]
 
 # kcal/mol/A per amu in A/ps^2: with forces in kcal/mol/A, masses in amu, dt in ps, pass
-# accel_scale=MD_ACCEL (kinetic energy then comes back in kcal/mol)
-MD_ACCEL = 418.4
+# accel_scale=MD_ACCEL (kinetic energy then comes back in kcal/mol); the env's ACCEL is per fs^2
+MD_ACCEL = ACCEL * 1e6  # 418.4
 
 ForceFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
