@@ -171,14 +171,18 @@ def cmd_device_run(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
+    import gzip
+
     from icml26.benchmarks.store import ResultsStore
     from icml26.protocol import TrialResult
 
     n = 0
     with ResultsStore(args.store) as st:
         have = {r.key for r in st.results()}
-        for f in args.files:
-            for line in Path(f).read_text().splitlines():
+        for f in args.files:  # JSON lines, plain or gzipped (the page's own archive)
+            raw = Path(f).read_bytes()
+            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+            for line in text.splitlines():
                 if not line.strip():
                     continue
                 r = TrialResult.from_dict(json.loads(line))
