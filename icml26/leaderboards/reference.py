@@ -140,6 +140,14 @@ def verify(
     from icml26.protocol import TrialResult
 
     data = manifest(folder)
+    if files:  # bundle file names; a path to one (as a shell completes it) names its file
+        files = [Path(f).name for f in files]
+        unknown = sorted(set(files) - {b["file"] for b in data["bundles"]})
+        if unknown:
+            raise ValueError(
+                f"verify: no bundle named {', '.join(unknown)} in {folder / MANIFEST} "
+                "(expected the file names it lists, e.g. 'sos-md-44136fa355b3.json')"
+            )
     records = []
     for b in data["bundles"]:
         if files and b["file"] not in files:
@@ -448,13 +456,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in build(results, tasks=args.task, prov=prov):
             print(path)
         return 0
-    for rec in verify(
-        files=args.files or None,
-        prov=prov,
-        executor=args.executor,
-        workers=args.workers,
-        force=args.force,
-    ):
+    try:
+        records = verify(
+            files=args.files or None,
+            prov=prov,
+            executor=args.executor,
+            workers=args.workers,
+            force=args.force,
+        )
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    for rec in records:
         print(f"{rec['file']}: {'agrees' if rec['verification']['agree'] else 'DISAGREES'}")
     return 0
 

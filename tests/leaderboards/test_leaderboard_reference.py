@@ -35,6 +35,14 @@ def test_build_verify_and_load(tmp_path: Path) -> None:
         assert reference.load_into(lb, folder) == []  # nothing verified yet: nothing loaded
     records = reference.verify(folder, prov={"commit": "abc"})
     assert reference.verify(folder) == []  # already verified: nothing re-run
+    # a bundle named by its path (as a shell completes it) is re-run; an unknown name is refused
+    first = man["bundles"][0]["file"]
+    assert [
+        r["file"]
+        for r in reference.verify(folder, files=[str(folder / first)], prov={"commit": "abc"})
+    ] == [first]
+    with pytest.raises(ValueError, match="no bundle named nope.json"):
+        reference.verify(folder, files=["nope.json"])
     for rec in records:
         task_rec = rec["verification"]["tasks"][f"{REF_TASK.id}@v0"]
         assert rec["verification"]["agree"] and task_rec["max_seed_difference"] == 0.0
