@@ -628,7 +628,6 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
     ) + ("" if ns and ns[0] >= len(SEEDS) else f" (of {len(SEEDS)} planned)")
     n_rep = sum(r["verdict"] == "reproduced" for r in claims)
     n_not = sum(r["verdict"] == "not reproduced" for r in claims)
-    n_und = sum(r["verdict"].startswith("undecided") for r in claims)
     bullet = (
         f"**pulse**: PULSE (ICML 2026) on simulated ECG+PPG recordings (McSharry / Windkessel dynamics, "
         f"4 rhythm/conduction classes, known factors), {seeds_txt}, {int(top * updates())} pretraining updates "
@@ -638,9 +637,13 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
         + (
             "no paired claim decided: every one undecided at this budget or not run. "
             if n_rep == n_not == 0
-            else f"paired claims (Holm): {n_rep} reproduced, {n_not} not reproduced (PULSE "
-            "below MAE in transfer accuracy), the rest undecided at this budget (SimCLR and the "
-            "SVAE still improving at 500 updates). "
+            else f"paired claims (Holm): {n_rep} reproduced, {n_not} not reproduced"
+            + "".join(
+                f"; not reproduced: {r['text']} ({PROTOCOLS.get(r['metric'], r['metric'])})"
+                for r in claims
+                if r["verdict"] == "not reproduced"
+            )
+            + "; the rest undecided at this budget (an arm not at the plateau of its ladder). "
         )
         + "[results](docs/results/pulse.md)"
     )
