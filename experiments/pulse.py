@@ -639,9 +639,7 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
             if n_rep == n_not == 0
             else f"paired claims (Holm): {n_rep} reproduced, {n_not} not reproduced"
             + "".join(
-                f"; not reproduced: {r['text']} ({PROTOCOLS.get(r['metric'], r['metric'])})"
-                for r in claims
-                if r["verdict"] == "not reproduced"
+                f"; not reproduced: {r['text']}" for r in claims if r["verdict"] == "not reproduced"
             )
             + "; the rest undecided at this budget (an arm not at the plateau of its ladder). "
         )
