@@ -171,21 +171,20 @@ def cmd_device_run(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
-    import gzip
-
     from icml26.benchmarks.store import ResultsStore
+    from icml26.benchmarks.study import read_archive
     from icml26.protocol import TrialResult
 
     n = 0
     with ResultsStore(args.store) as st:
         have = {r.key for r in st.results()}
         for f in args.files:  # JSON lines, plain or gzipped (the page's own archive)
-            raw = Path(f).read_bytes()
-            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
-            for line in text.splitlines():
-                if not line.strip():
-                    continue
-                r = TrialResult.from_dict(json.loads(line))
+            if f.endswith(".gz"):
+                rows = read_archive(f)
+            else:
+                lines = Path(f).read_text().splitlines()
+                rows = [TrialResult.from_dict(json.loads(x)) for x in lines if x.strip()]
+            for r in rows:
                 if r.key not in have and r.status == "FINISHED":
                     st.put(r)
                     have.add(r.key)
