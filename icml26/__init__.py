@@ -24,7 +24,8 @@ __version__ = "0.1.0"
 # all loaded from it; ``tests/test_registration.py`` checks that the folders and this list agree.
 # Every family has a lightweight ``icml26/envs/<family>/_specs.py`` holding ``ENV_SPECS`` (kwargs
 # for ``gymnasium.register`` plus ``doc``, a one-line description, and optionally
-# ``test_kwargs``, cheaper kwargs for the conformance tests) and, for multi-agent envs,
+# ``test_kwargs``, cheaper kwargs for the conformance tests, and ``golden_rtol`` for an env whose
+# numbers depend on the CPU's SIMD width, see ``icml26.testing.golden``) and, for multi-agent envs,
 # ``PARALLEL_ENVS`` (``name``, ``entry_point`` of a ParallelEnv factory, ``kwargs``, ``doc``).
 FAMILIES: tuple[str, ...] = (
     "tutorial",
@@ -74,6 +75,7 @@ def register_envs() -> list[str]:
         spec.pop("family")
         spec.pop("doc", None)
         spec.pop("test_kwargs", None)
+        spec.pop("golden_rtol", None)
         ids.append(spec["id"])
         if spec["id"] not in gymnasium.registry:
             gymnasium.register(**spec)

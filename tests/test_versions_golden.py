@@ -48,7 +48,7 @@ def test_env_rollout_matches_golden(spec: dict) -> None:
         pytest.fail(
             f"{spec['id']} is not in the golden file: run `python -m icml26.testing.golden --update`"
         )
-    got = golden.env_digest(spec["id"], spec.get("test_kwargs"))
+    got = golden.env_digest(spec["id"], spec.get("test_kwargs"), rtol=spec.get("golden_rtol"))
     problems = golden.compare({"envs": {spec["id"]: want}}, {"envs": {spec["id"]: got}})
     assert not problems, "\n".join(problems)
 
@@ -105,3 +105,46 @@ def test_definition_hash_follows_the_definition_not_the_prose() -> None:
         != task.definition_hash
     )
     assert dataclasses.replace(task, seeds=(9,)).definition_hash != task.definition_hash
+
+
+def test_tolerant_digest_compares_values_within_rtol_and_structure_exactly() -> None:
+    """An env with ``golden_rtol`` (OpenMM's single-precision CPU platform): values within the
+    tolerance match, a value beyond it, a different step structure or info keys do not."""
+    old = {
+        "hash": "h",
+        "steps": 2,
+        "reward_sum": -31040.449846,
+        "info_keys": ["energy"],
+        "rtol": 1e-5,
+        "values": [[221.96, 8.13], [-5249.2254, 224.94, 10.06], [221.96, 8.13]],
+    }
+    near = dict(old, reward_sum=-31040.448796)  # the two machines' sums: 3.4e-8 apart
+    near["values"] = [[221.9601, 8.1301], [-5249.2263, 224.9401, 10.0601], [221.96, 8.13]]
+    assert golden.compare({"envs": {"X": old}}, {"envs": {"X": near}}) == []
+    far = dict(old, values=[[221.96, 8.13], [-5249.4, 224.94, 10.06], [221.96, 8.13]])
+    (p,) = golden.compare({"envs": {"X": old}}, {"envs": {"X": far}})
+    assert "values beyond rtol 1e-05" in p
+    for changed in (dict(old, hash="k"), dict(old, info_keys=["energy", "rg"])):
+        assert golden.compare({"envs": {"X": old}}, {"envs": {"X": changed}})
+    assert golden.compare(
+        {"envs": {"X": old}}, {"envs": {"X": dict(old, values=old["values"][:2])}}
+    )
+    # the projection checksum may cancel to ~0: its tolerance scales with the magnitudes' sum
+    cancel = dict(old, values=[[221.96, 0.0], old["values"][1], [221.96, 0.0]])
+    moved = dict(cancel, values=[[221.96, 0.0021], old["values"][1], [221.96, -0.0021]])
+    assert golden.compare({"envs": {"X": cancel}}, {"envs": {"X": moved}}) == []
+
+
+def test_tolerant_rollout_hash_ignores_float_values_only() -> None:
+    """``floats=False`` hashes a float array's shape, not its values; an int array still counts."""
+    import numpy as np
+
+    def digest(x: object, floats: bool) -> str:
+        h = golden._Hasher(floats=floats)
+        h.add(x)
+        return h.hexdigest()
+
+    a, b = np.array([1.0, 2.0]), np.array([1.0, 2.5])
+    assert digest(a, False) == digest(b, False) and digest(a, True) != digest(b, True)
+    assert digest(np.zeros(3), False) != digest(np.zeros(2), False)
+    assert digest(np.array([1, 2]), False) != digest(np.array([1, 3]), False)
