@@ -39,8 +39,8 @@ if str(ROOT) not in sys.path:  # spawned workers import this file as __mp_main__
 TASK = "pulse/ecg-ppg"
 VERSION = 0
 SEEDS = tuple(range(10))
-LADDER = (0.5, 1.0)  # x the task's budget.updates (500): 250 and 500 updates; the plateau test
-# compares the two. The earlier definition of the task had 2000 updates (x4 of today's); its
+LADDER = (0.5, 1.0, 2.0)  # x the task's budget.updates (500): 250, 500 and 1000 updates; the
+# plateau test compares the top two. The earlier definition of the task had 2000 updates (x4 of today's); its
 # CUDA trials are kept in CUDA_ARCHIVE and reported beside the study, never mixed into it.
 # label -> (agent, kwargs, learns): arms that do not learn run once, at the top rung
 ARMS: dict[str, tuple[str, dict[str, Any], bool]] = {
@@ -588,13 +588,13 @@ def _scope(data: Any, n_top: dict[str, int]) -> list[str]:
     L.append("")
     if not full:
         L += [
-            "The design was not completed: this session's CPU allowance (about 45 CPU-minutes on a "
-            "shared two-core machine, one thread; measured cost per update PULSE 0.28 CPU-s, SimCLR "
-            "0.13, MAE 0.07) covered the top rung of the core arms for the seeds listed, seed by seed. "
-            "Where an arm has fewer than 10 seeds or no lower rung (no plateau test), its comparisons "
-            "read **undecided at this budget**: the measured paired differences and their intervals "
-            "are reported, but no verdict is drawn. The rest of the design is declared in "
-            "`experiments/pulse.py` and resumes from the same store (`run --rungs 1 0.5`).",
+            "The design is not complete: the cells marked -- were not run (CPU on a two-core "
+            "machine, one thread per trial; measured cost per update PULSE 0.28 CPU-s, SimCLR 0.13, "
+            "MAE 0.07). Where an arm has fewer than 10 seeds at the top rung or lacks the rung below "
+            "it (no plateau test), its comparisons read **undecided at this budget**: the measured "
+            "paired differences and their intervals are reported, but no verdict is drawn. The rest "
+            "of the design is declared in `experiments/pulse.py` and resumes from the same store "
+            f"(`run --rungs {' '.join(f'{s:g}' for s in reversed(LADDER))}`).",
             "",
         ]
     return L
