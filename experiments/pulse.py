@@ -619,7 +619,7 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
         dev = str(r.extra.get("learn", {}).get("device", "cpu"))
         where[dev] = where.get(dev, 0) + 1
     acc = {lbl: [r.metrics["accuracy"] for r in data[lbl].get(top, {}).values()] for lbl in ARMS}
-    mean = {k: f"{np.mean(v):.2f}" if v else "not run" for k, v in acc.items()}
+    mean = {k: f"{np.mean(v):.2f}" if v else "not run at this budget" for k, v in acc.items()}
     n_top = {lbl: len(data[lbl].get(top, {})) for lbl in ARMS}
     ns = sorted({n for n in n_top.values() if n})
     seeds_txt = (
