@@ -127,7 +127,7 @@ def test_the_driving_study_plans_the_intended_trials() -> None:
     seeds = {(p.block, p.arm, p.rung): set() for p in plan}
     for p in plan:
         seeds[(p.block, p.arm, p.rung)].add(p.spec.seed)
-    learners = ("ScenePilot", "ScenePilot (r = Phi)", "PPO-risk", "LC")
+    learners = ("ScenePilot", "ScenePilot (sampled)", "ScenePilot (r = Phi)", "PPO-risk", "LC")
     for s in (5, 6, 7):
         b = f"scenario {s}"
         for arm in (*learners, "scripted", "random"):
@@ -140,15 +140,20 @@ def test_the_driving_study_plans_the_intended_trials() -> None:
                     assert seeds[(b, arm, rung)] == {0, 1, 2}
         for arm in ("scripted", "random"):  # exact: top rung only
             assert {r for (bb, a, r) in cells if bb == b and a == arm} == {100.0}
-    # 2 ladder blocks x 4 learners x (4 rungs x 3 seeds) + 3 blocks x 6 arms x 10 seeds
-    assert len(plan) == 2 * 4 * 12 + 3 * 6 * 10 == 276
+    # 2 ladder blocks x 5 learners x (4 rungs x 3 seeds) + 3 blocks x 7 arms x 10 seeds
+    assert len(plan) == 2 * 5 * 12 + 3 * 7 * 10 == 330
     by_arm = {p.arm: p.spec for p in plan if p.rung == 1.0 and p.block == "scenario 5"}
     assert by_arm["ScenePilot"].agent_kwargs["k_update_every"] == 0
     assert by_arm["ScenePilot (r = Phi)"].agent == "scenepilot-released"
     assert by_arm["PPO-risk"].budget_scale == 1.0
+    # the sampled arm is ScenePilot's training (same agent and kwargs) evaluated by sampling
+    sampled = dict(by_arm["ScenePilot (sampled)"].agent_kwargs)
+    assert sampled.pop("deterministic") is False
+    assert by_arm["ScenePilot (sampled)"].agent == by_arm["ScenePilot"].agent
+    assert sampled == dict(by_arm["ScenePilot"].agent_kwargs)
     # --scales keeps the cheap rungs (a first run), the rest follows
     cheap = _subset(study.trials(), None, "driving/attack-v2-human-s[56]", "1,4")
-    assert len(cheap) == 2 * 4 * 2 * 3 and {s.budget_scale for s in cheap} == {1.0, 4.0}
+    assert len(cheap) == 2 * 5 * 2 * 3 and {s.budget_scale for s in cheap} == {1.0, 4.0}
     claims = {c.id: c for c in study.claims}
     assert claims["valid-vs-scripted-s6"].metric == "valid_collision_rate"
     assert {c.b for c in claims.values() if hasattr(c, "b")} == {"scripted", "LC", "PPO-risk"}

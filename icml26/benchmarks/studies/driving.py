@@ -8,8 +8,8 @@ collision rate.
     icml26 study report driving --page docs/results/driving_study.md
 
 Blocks: ``driving/attack-v2-human-s5``, ``-s6`` (on the ladder) and ``-s7`` (top rung only), one
-scenario each, 50 evaluation episodes per trial. Arms: ScenePilot, its ablation on the release's
-own reward (r = Phi, ``scenepilot-released``), the risk-only PPO, LC (learning-to-collide) and
+scenario each, 50 evaluation episodes per trial. Arms: ScenePilot, the same policy evaluated by
+sampling (a diagnostic), its ablation on the release's own reward (r = Phi, ``scenepilot-released``), the risk-only PPO, LC (learning-to-collide) and
 the scripted SafeBench actor and random actions (the prior generators; exact: no learning). The
 ladder multiplies the task's 16,384 env steps by 1, 4, 16, 64 and 100 (1.64M = the release's 100
 updates of 2048 steps per k for the 8 values of k); the PPO arms walk the k curriculum once over
@@ -58,6 +58,9 @@ BLOCKS = tuple(
 
 ARMS = (
     Arm("ScenePilot", "scenepilot", PPO_KWARGS),
+    # the same training as ScenePilot (same seed: the identical policy), evaluated by sampling
+    # its Gaussian policy instead of acting with the tanh mean; a diagnostic arm, in no claim
+    Arm("ScenePilot (sampled)", "scenepilot", {**PPO_KWARGS, "deterministic": False}),
     Arm("ScenePilot (r = Phi)", "scenepilot-released", PPO_KWARGS),
     Arm("PPO-risk", "driving-ppo-risk", PPO_KWARGS),
     Arm("LC", "driving-lc"),
@@ -261,7 +264,11 @@ DRIVING = Study(
         "the lower rungs of scenarios 5 and 6, seeds 0-9 at the top rung of 5-7 (scenario 7 "
         "has no ladder). `ScenePilot (r = Phi)` is the release's own reward (r = Phi, the "
         "shield the only feasibility term); `ScenePilot` trains on v2's reward (risk shaping "
-        "plus a bonus for a boundary-band collision). The paper's headline is a *valid*-"
+        "plus a bonus for a boundary-band collision). `ScenePilot (sampled)` is ScenePilot's "
+        "training (same seed, the identical policy) evaluated by sampling its Gaussian policy "
+        "instead of acting with the tanh mean (SafeBench's evaluation): a diagnostic arm in no "
+        "claim, added because on scenario 6 the mean stops colliding from x4 on while the "
+        "sampled policy still collides. The paper's headline is a *valid*-"
         "collision rate: collisions with minimum sigma >= 0.35 up to 1 s before contact."
     ),
     bullet=_bullet,
