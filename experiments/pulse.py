@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # spawned workers import this file as __mp_main__
 TASK = "pulse/ecg-ppg"
 VERSION = 0
 SEEDS = tuple(range(10))
-LADDER = (0.5, 1.0, 2.0)  # x the task's budget.updates (500): 250, 500 and 1000 updates; the
+LADDER = (0.5, 1.0, 2.0, 4.0)  # x the task's budget.updates (500): 250 to 2000 updates; the
 # plateau test compares the top two. The earlier definition of the task had 2000 updates (x4 of today's); its
 # CUDA trials are kept in CUDA_ARCHIVE and reported beside the study, never mixed into it.
 # label -> (agent, kwargs, learns): arms that do not learn run once, at the top rung
