@@ -65,17 +65,22 @@ def parallel_env_specs(family: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
+# keys of an ``ENV_SPECS`` record that are the suite's own, not ``gymnasium.register``'s
+SPEC_ONLY_KEYS: tuple[str, ...] = ("family", "doc", "test_kwargs", "golden_rtol")
+
+
+def gym_register_kwargs(spec: dict[str, Any]) -> dict[str, Any]:
+    """An ``ENV_SPECS`` record without :data:`SPEC_ONLY_KEYS`: the kwargs of ``gymnasium.register``."""
+    return {k: v for k, v in spec.items() if k not in SPEC_ONLY_KEYS}
+
+
 def register_envs() -> list[str]:
     """Register every ``icml26/`` id with Gymnasium; safe to call any number of times."""
     import gymnasium
 
     ids = []
-    for spec in env_specs():
-        spec = dict(spec)
-        spec.pop("family")
-        spec.pop("doc", None)
-        spec.pop("test_kwargs", None)
-        spec.pop("golden_rtol", None)
+    for record in env_specs():
+        spec = gym_register_kwargs(record)
         ids.append(spec["id"])
         if spec["id"] not in gymnasium.registry:
             gymnasium.register(**spec)

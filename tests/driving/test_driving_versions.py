@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import icml26
 import icml26.envs.driving as driving
 from icml26.envs.driving import _specs, rewards, versions
 from icml26.envs.driving.env import ScenePilotEnv
@@ -80,9 +81,7 @@ def test_a_new_version_is_one_config_and_its_registration(monkeypatch: pytest.Mo
     records = [_specs.spec("v3", ego) for ego in (False, True)]
     try:
         for rec in records:
-            gym.register(
-                **{k: v for k, v in rec.items() if k not in ("doc", "test_kwargs", "golden_rtol")}
-            )
+            gym.register(**icml26.gym_register_kwargs(rec))
         actions = np.full((120, 1), 0.5, np.float32)  # the worked example's near miss, scenario 6
         env = gym.make("icml26/ScenePilot-v3", scenario=6, phi="ttc")
         assert env.unwrapped.config["reward"] == "near-miss"
