@@ -637,8 +637,12 @@ def cmd_report(args: argparse.Namespace) -> None:  # noqa: C901
             "no paired claim decided: every one undecided at this budget or not run. "
             if n_rep == n_not == 0
             else f"paired claims (Holm): {n_rep} reproduced, {n_not} not reproduced"
-            + "".join(
-                f"; not reproduced: {r['text']}" for r in claims if r["verdict"] == "not reproduced"
+            + (
+                " ("
+                + "; ".join(r["text"] for r in claims if r["verdict"] == "not reproduced")
+                + ")"
+                if n_not
+                else ""
             )
             + "; the rest undecided at this budget (an arm not at the plateau of its ladder). "
         )

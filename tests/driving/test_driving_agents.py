@@ -83,6 +83,31 @@ def test_scenepilot_is_deterministic_under_a_seed() -> None:
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
+def test_max_std_caps_the_policy_std_that_the_entropy_bonus_and_clamping_inflate() -> None:
+    """The sampled action is clamped to [-1, 1], so beyond std ~1 no reward pulls the std back while
+    the entropy bonus pushes it up: uncapped it passes 1 within ten aggressive updates, capped it
+    stays at or below ``max_std``; the history logs the episodes' env return (``J_reward``)."""
+    import torch
+
+    from icml26.agents.driving.scenepilot import OBS_SCALE
+
+    env = gym.make("icml26/ScenePilot-v2", scenario=[6], ego="human", action="acc_steer", phi="ttc")
+    probe = torch.as_tensor(np.array([env.reset(seed=s)[0] for s in range(8)]) / OBS_SCALE)
+    top = {}
+    for cap in (None, 1.0):
+        agent = ScenePilotAgent(
+            num_envs=8, rollout_steps=32, lr=3e-2, update_epochs=4, minibatch_size=64, max_std=cap
+        )
+        agent.bind(env.observation_space, env.action_space)
+        agent.reset(0)
+        agent.learn(env, Budget(env_steps=8 * 32 * 10))
+        with torch.no_grad():
+            top[cap] = float(agent.actor(probe.float())[1].max())
+        returns = [h["J_reward"] for h in agent.history]
+        assert len(returns) == 10 and any(np.isfinite(r) for r in returns)
+    assert top[None] > 1.0 and top[1.0] <= 1.0
+
+
 def test_scripted_adversary_waits_for_its_trigger() -> None:
     env = gym.make("icml26/ScenePilot-v0", scenario=5)
     agent = ScriptedAdversary()

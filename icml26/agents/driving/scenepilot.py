@@ -78,10 +78,23 @@ class ScenePilotArgs:
     init_std: float | None = (
         None  # None: the release's init (std ~0.7); else the initial policy std
     )
+    max_std: float | None = (
+        None  # None: unbounded (the release); else the policy std is capped here (see _build_nets)
+    )
+    logprob_of: str = "clamped"  # "clamped": the release (log-prob of the clamped action); "sample"
     torch_threads: int = 1
 
 
-def _build_nets(obs_dim: int, act_dim: int, hidden: int) -> tuple[Any, Any]:
+def _build_nets(
+    obs_dim: int, act_dim: int, hidden: int, max_std: float | None = None
+) -> tuple[Any, Any]:
+    """Actor (tanh mean, softplus std, optionally capped at ``max_std``) and the two-head critic.
+
+    Why a cap: the sampled action is clamped to [-1, 1] before the env sees it, so once the std is
+    well above 1 the env sees bang-bang actions whatever the std is and no reward can pull it
+    back, while the entropy bonus keeps pushing it up (measured: std 3 after 8 updates, ~100 after
+    32, ~900 after 128 at the study's lr 1e-3 x 4 epochs): the policy degenerates to random
+    full-scale actions and its tanh mean saturates."""
     import torch
     from torch import nn
 
@@ -95,7 +108,10 @@ def _build_nets(obs_dim: int, act_dim: int, hidden: int) -> tuple[Any, Any]:
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             h = self.net(x)
-            return torch.tanh(self.fc_mu(h)), nn.functional.softplus(self.fc_std(h)) + 1e-3
+            std = nn.functional.softplus(self.fc_std(h)) + 1e-3
+            if max_std is not None:  # a hard cap: no gradient (entropy's included) beyond it
+                std = torch.clamp(std, max=max_std)
+            return torch.tanh(self.fc_mu(h)), std
 
     class Critic(nn.Module):  # shared trunk, heads V_risk and V_sigma
         def __init__(self) -> None:
@@ -209,6 +225,15 @@ class ScenePilotAgent:
             raise ValueError(
                 f"ScenePilotAgent: reward must be one of {REWARD_SOURCES}, got {self.args.reward!r}"
             )
+        if self.args.logprob_of not in ("clamped", "sample"):
+            raise ValueError(
+                "ScenePilotAgent: logprob_of must be 'clamped' (the release) or 'sample', got "
+                f"{self.args.logprob_of!r}"
+            )
+        if self.args.max_std is not None and not float(self.args.max_std) > 0:
+            raise ValueError(
+                f"ScenePilotAgent: max_std must be > 0 or None, got {self.args.max_std!r}"
+            )
         if int(self.args.k_update_every) < 0:
             raise ValueError(
                 "ScenePilotAgent: k_update_every must be >= 0 (0: the curriculum once over the "
@@ -242,7 +267,9 @@ class ScenePilotAgent:
             import torch
 
             torch.manual_seed(0 if self._seed is None else int(self._seed))
-            self.actor, self.critic = _build_nets(27, self.act_dim, self.args.hidden)
+            self.actor, self.critic = _build_nets(
+                27, self.act_dim, self.args.hidden, self.args.max_std
+            )
             if self.args.init_std is not None:  # softplus(b) = init_std, tiny state dependence
                 with torch.no_grad():
                     self.actor.fc_std.weight.mul_(0.01)
@@ -282,7 +309,7 @@ class ScenePilotAgent:
         obs, _ = venv.reset(seed=seed)
         torch.manual_seed(seed)
         tick = 0
-        ep_collisions, ep_count, ep_jr, ep_js = 0, 0, [], []
+        ep_collisions, ep_count, ep_jr, ep_js, ep_ret = 0, 0, [], [], []
         try:
             from tqdm.auto import tqdm
 
@@ -302,11 +329,17 @@ class ScenePilotAgent:
                 x = torch.as_tensor(obs / OBS_SCALE)
                 with torch.no_grad():
                     mu, std = self.actor(x)
-                    a = Normal(mu, std).sample().clamp(-1.0, 1.0)  # the release clamps the sample
+                    sample = Normal(mu, std).sample()
+                    a = sample.clamp(-1.0, 1.0)  # the release clamps the sample
                 action = a.numpy()
                 next_obs, risk, term, trunc, info = venv.step(action)
                 done = np.logical_or(term, trunc)
-                buf_obs[t], buf_act[t] = obs, action
+                # the release scores the clamped action; "sample": the drawn one (PPO as CleanRL
+                # and SB3 do it: clip for the env only, so the ratio is of the action drawn)
+                buf_obs[t], buf_act[t] = (
+                    obs,
+                    (sample.numpy() if A.logprob_of == "sample" else action),
+                )
                 nxt = np.array(next_obs, dtype=np.float32, copy=True)
                 if done.any():
                     nxt[done] = info["final_obs"][done]
@@ -315,6 +348,8 @@ class ScenePilotAgent:
                     ep_count += int(done.sum())
                     ep_jr += em["J_risk"][done].tolist()
                     ep_js += em["J_sigma"][done].tolist()
+                    if "J_reward" in em:  # v1, v2: the episode's sum of the env's reward
+                        ep_ret += em["J_reward"][done].tolist()
                 buf_next[t] = nxt
                 if A.reward == "released":  # the release's r = risk (Phi / TTC proxy)
                     src = info["risk"] if "risk" in info else np.asarray(info["reward_vec"])[:, 0]
@@ -395,9 +430,10 @@ class ScenePilotAgent:
                     "collision_rate": ep_collisions / max(ep_count, 1),
                     "J_risk": float(np.mean(ep_jr)) if ep_jr else float("nan"),
                     "J_sigma": float(np.mean(ep_js)) if ep_js else float("nan"),
+                    "J_reward": float(np.mean(ep_ret)) if ep_ret else float("nan"),
                 }
             )
-            ep_collisions, ep_count, ep_jr, ep_js = 0, 0, [], []
+            ep_collisions, ep_count, ep_jr, ep_js, ep_ret = 0, 0, [], [], []
             # ---- the k curriculum (cyclic, as in the release)
             tick += 1
             if tick >= k_every:
